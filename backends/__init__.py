@@ -1,0 +1,36 @@
+"""Model clients behind one async protocol, and ``connect`` to build one from a spec string."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.cache import ReplyCache
+from .base import BackendConfigError, BaseBackend, make_backend, provider, providers
+from .profiles import Profile, profile_for
+from .reliable import Reliable
+
+
+def connect(
+    spec: str,
+    *,
+    concurrency: int = 8,
+    timeout_s: float = 120.0,
+    max_attempts: int = 6,
+    backoff_base_s: float = 1.0,
+    cache: ReplyCache | None = None,
+    **options: Any,
+) -> Reliable:
+    """A ready backend from ``provider:target`` (e.g. ``openai:gpt-4o``, ``sim:strong``),
+    wrapped with a concurrency limit, timeouts, retries and the reply cache.
+
+    ``options`` go to the provider: ``base_url``, ``api_key``, ``box_format``, ...
+    """
+    inner = make_backend(spec, timeout_s=timeout_s, **options)
+    return Reliable(inner, concurrency=concurrency, timeout_s=timeout_s,
+                    max_attempts=max_attempts, backoff_base_s=backoff_base_s, cache=cache)
+
+
+__all__ = [
+    "BackendConfigError", "BaseBackend", "Profile", "Reliable", "connect", "make_backend",
+    "profile_for", "provider", "providers",
+]

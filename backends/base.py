@@ -1,0 +1,83 @@
+"""Shared pieces of the model clients: defaults, the provider registry and ``connect``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..engine.backend import Backend, Capabilities
+from ..engine.box import CONVENTIONS, unknown_convention
+from ..engine.types import Instance, Reply, Request
+from .profiles import profile_for
+
+
+class BackendConfigError(ValueError):
+    """A backend that cannot be built: unknown provider, missing key, bad spec."""
+
+
+class BaseBackend:
+    """Defaults for the Backend protocol; subclasses implement ``complete``."""
+
+    provider = "base"
+    simulated = False
+    cacheable = True
+    capabilities = Capabilities()
+
+    def __init__(self, model: str, box_format: str | None = None, spec: str | None = None):
+        self.model = model
+        self.profile = profile_for(model)
+        self.box_format = box_format or self.profile.box_format
+        if self.box_format not in CONVENTIONS:
+            raise BackendConfigError(unknown_convention(self.box_format))
+        self.spec = spec or f"{self.provider}:{model}"
+
+    async def complete(self, request: Request) -> Reply:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec, "provider": self.provider, "model": self.model,
+            "box_format": self.box_format, "simulated": self.simulated,
+            "profile": self.profile.family,
+        }
+
+    def prepare(self, instances: list[Instance]) -> None:
+        """Called once with the run's instances (baselines use it; most ignore it)."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
+
+
+Factory = Callable[..., Backend]
+_PROVIDERS: dict[str, tuple[Factory, str]] = {}
+
+
+def provider(name: str, usage: str) -> Callable[[Factory], Factory]:
+    """Register a backend factory ``factory(target, **options)`` under ``name``."""
+
+    def deco(factory: Factory) -> Factory:
+        _PROVIDERS[name] = (factory, usage)
+        return factory
+
+    return deco
+
+
+def providers() -> dict[str, str]:
+    """Registered providers and their spec syntax."""
+    _load_builtin()
+    return {name: usage for name, (_, usage) in sorted(_PROVIDERS.items())}
+
+
+def _load_builtin() -> None:
+    from . import baseline, gemini, openai_chat, sim, vllm_local  # noqa: F401 - they register
+
+
+def make_backend(spec: str, **options: Any) -> Backend:
+    """The bare backend for ``provider:target`` (no retries, cache or concurrency limit)."""
+    _load_builtin()
+    name, _, target = spec.partition(":")
+    if name not in _PROVIDERS:
+        known = ", ".join(sorted(_PROVIDERS))
+        raise BackendConfigError(f"unknown backend {name!r} in {spec!r}; known: {known}")
+    factory, usage = _PROVIDERS[name]
+    return factory(target, spec=spec, **options)

@@ -1,0 +1,193 @@
+"""Gemini through the ``google-genai`` SDK.
+
+The SDK's retries are off (no ``retry_options``): retries live in ``Reliable``. A base URL
+override (``--base-url`` or ``GEMINI_BASE_URL``) goes through the client's HTTP options, which
+is also how the tests reach a local server. Thought summaries (parts with ``thought=True``)
+become the reasoning trace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from ..engine.backend import Capabilities, ProviderError
+from ..engine.images import part_bytes
+from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
+from .base import BackendConfigError, BaseBackend, provider
+from .http_errors import retry_after, status_kind
+
+# reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed
+_LEVELS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
+
+
+def classify_gemini_error(exc: Exception) -> ProviderError:
+    """Turn a google-genai or httpx exception into a typed ProviderError."""
+    from google.genai import errors
+
+    if isinstance(exc, errors.APIError):
+        code = int(exc.code or 0)
+        text = f"{exc.status} {exc.message} {json.dumps(exc.details, default=str)}"
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        kind = status_kind(code, text) if code else "malformed"
+        return ProviderError(kind, f"HTTP {code} {exc.status}: {exc.message}", code or None,
+                             retry_after(headers))
+    timeouts, transports = _http_exception_types()
+    if isinstance(exc, timeouts):
+        return ProviderError("timeout", "the request timed out")
+    if isinstance(exc, transports):
+        return ProviderError("connection", f"connection failed: {exc}")
+    if isinstance(exc, ValueError | errors.UnknownApiResponseError):  # unreadable body
+        return ProviderError("malformed", f"unreadable response: {exc}")
+    raise exc
+
+
+def _http_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """Timeout and transport exception classes of whichever httpx the SDK uses."""
+    import importlib
+
+    timeouts: list[type] = [TimeoutError]
+    transports: list[type] = [ConnectionError]
+    for name in ("httpx2", "httpx"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(mod.TimeoutException)
+        transports.append(mod.TransportError)
+    return tuple(timeouts), tuple(transports)
+
+
+class Gemini(BaseBackend):
+    provider = "gemini"
+    capabilities = Capabilities(json_schema=True, choices=True, logprobs=True, reasoning=True)
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
+                 box_format: str | None = None, spec: str | None = None,
+                 timeout_s: float = 120.0, include_thoughts: bool = True):
+        super().__init__(model, box_format=box_format, spec=spec)
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+        self.include_thoughts = include_thoughts
+        self._api_key = api_key
+        self._client = None
+
+    def _get_client(self):
+        if self._client is None:
+            from google import genai
+            from google.genai import types
+
+            opts: dict[str, Any] = {"timeout": int(self.timeout_s * 1000)}
+            if self.base_url:
+                opts["base_url"] = self.base_url
+            self._client = genai.Client(api_key=self._api_key,
+                                        http_options=types.HttpOptions(**opts))
+        return self._client
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "base_url": self.base_url}
+
+    def contents_and_config(self, request: Request) -> tuple[list, Any]:
+        from google.genai import types
+
+        system: list[str] = []
+        contents = []
+        for m in request.messages:
+            if m.role == "system":
+                system.append(m.text)
+                continue
+            parts = []
+            for p in m.parts:
+                if isinstance(p, TextPart):
+                    parts.append(types.Part.from_text(text=p.text))
+                elif isinstance(p, ImagePart):
+                    data, mime = part_bytes(p)
+                    parts.append(types.Part.from_bytes(data=data, mime_type=mime))
+            contents.append(types.Content(role="model" if m.role == "assistant" else "user",
+                                          parts=parts))
+        d = request.decoding
+        cfg: dict[str, Any] = {}
+        if system:
+            cfg["system_instruction"] = "\n\n".join(system)
+        if d.temperature is not None:
+            cfg["temperature"] = d.temperature
+        if d.seed is not None:
+            cfg["seed"] = d.seed
+        if d.max_tokens is not None:
+            cfg["max_output_tokens"] = d.max_tokens
+        if d.choices:
+            cfg["response_mime_type"] = "text/x.enum"
+            cfg["response_schema"] = {"type": "STRING", "enum": list(d.choices)}
+        elif d.json_schema is not None:
+            cfg["response_mime_type"] = "application/json"
+            cfg["response_json_schema"] = d.json_schema
+        if d.logprobs:
+            cfg["response_logprobs"] = True
+            cfg["logprobs"] = 5
+        thinking: dict[str, Any] = {}
+        if self.include_thoughts:
+            thinking["include_thoughts"] = True
+        if d.reasoning_effort in _LEVELS:
+            thinking["thinking_level"] = _LEVELS[d.reasoning_effort]
+        elif d.reasoning_effort == "none":
+            thinking["thinking_budget"] = 0
+        if thinking:
+            cfg["thinking_config"] = types.ThinkingConfig(**thinking)
+        return contents, types.GenerateContentConfig(**cfg)
+
+    async def complete(self, request: Request) -> Reply:
+        client = self._get_client()
+        contents, config = self.contents_and_config(request)
+        t0 = time.perf_counter()
+        try:
+            resp = await client.aio.models.generate_content(
+                model=self.model, contents=contents, config=config
+            )
+        except Exception as exc:
+            raise classify_gemini_error(exc) from exc
+        latency = time.perf_counter() - t0
+        candidates = getattr(resp, "candidates", None) or []
+        if not candidates:
+            feedback = getattr(resp, "prompt_feedback", None)
+            raise ProviderError("malformed", f"the response has no candidates ({feedback})")
+        cand = candidates[0]
+        parts = (cand.content.parts if cand.content and cand.content.parts else []) or []
+        answer = "".join(p.text for p in parts if p.text and not p.thought)
+        thoughts = "\n".join(p.text for p in parts if p.text and p.thought)
+        um = resp.usage_metadata
+        usage = Usage(
+            input_tokens=(um.prompt_token_count or 0) if um else 0,
+            output_tokens=(um.candidates_token_count or 0) if um else 0,
+            reasoning_tokens=(um.thoughts_token_count or 0) if um else 0,
+        )
+        logprobs = None
+        lp = getattr(cand, "logprobs_result", None)
+        if lp is not None and lp.chosen_candidates:
+            tops = lp.top_candidates or []
+            logprobs = [
+                {"token": c.token, "logprob": c.log_probability,
+                 "top": [{"token": a.token, "logprob": a.log_probability}
+                         for a in (tops[i].candidates if i < len(tops) and tops[i].candidates else [])]}
+                for i, c in enumerate(lp.chosen_candidates)
+            ]
+        finish = cand.finish_reason
+        return Reply(
+            text=answer, reasoning=thoughts or None, usage=usage, latency_s=latency,
+            finish_reason=getattr(finish, "value", finish) if finish is not None else None,
+            logprobs=logprobs,
+        )
+
+
+@provider("gemini", "gemini:MODEL  (GEMINI_API_KEY or GOOGLE_API_KEY; GEMINI_BASE_URL or --base-url)")
+def _gemini(target: str, *, spec: str, base_url: str | None = None, api_key: str | None = None,
+            box_format: str | None = None, timeout_s: float = 120.0, **_: Any) -> Gemini:
+    if not target:
+        raise BackendConfigError("gemini needs a model: gemini:MODEL, e.g. gemini:gemini-2.5-flash")
+    key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+    if not key:
+        raise BackendConfigError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set (needed by the gemini backend)")
+    return Gemini(target, api_key=key, base_url=base_url or os.environ.get("GEMINI_BASE_URL"),
+                  box_format=box_format, spec=spec, timeout_s=timeout_s)

@@ -1,0 +1,118 @@
+"""Reliability around any backend: concurrency limit, timeout, retries, reply cache.
+
+- A semaphore bounds calls in flight per backend (``--concurrency``).
+- Each attempt has a timeout; timeouts, connection errors, 5xx, 429 rate limits, malformed
+  and empty replies are retried with exponential backoff and jitter; ``Retry-After`` is
+  honoured when the provider sends it. A quota-exhausted 429 and other 4xx are not retried.
+- After the last try the Reply carries a typed error; it never raises for a provider failure.
+- Successful non-empty replies are cached; errors and empty replies never are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+from ..engine.backend import Backend, ProviderError
+from ..engine.cache import ReplyCache, request_key
+from ..engine.types import RETRYABLE, ErrorInfo, Reply, Request
+
+
+class Reliable:
+    """Wraps a backend; exposes the same protocol, plus ``concurrency`` and ``stats``."""
+
+    def __init__(
+        self,
+        inner: Backend,
+        concurrency: int = 8,
+        timeout_s: float = 120.0,
+        max_attempts: int = 6,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        max_retry_after_s: float = 300.0,
+        cache: ReplyCache | None = None,
+        seed: int | None = None,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.inner = inner
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.max_retry_after_s = max_retry_after_s
+        self.cache = cache if inner.cacheable else None
+        self._sem = asyncio.Semaphore(concurrency)
+        self._rng = random.Random(seed)
+        self.stats = {"calls": 0, "retries": 0, "errors": 0, "cache_hits": 0}
+
+    # the Backend protocol, delegated
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "concurrency": self.concurrency,
+                "timeout_s": self.timeout_s, "max_attempts": self.max_attempts}
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based)."""
+        if retry_after is not None:
+            return retry_after
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)  # jitter, never zero
+
+    async def complete(self, request: Request) -> Reply:
+        key = None
+        if self.cache is not None:
+            key = request_key(self.inner.provider, self.inner.model, request)
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats["cache_hits"] += 1
+                return hit
+        async with self._sem:
+            reply = await self._attempts(request)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, self.inner.provider, self.inner.model, reply)
+        return reply
+
+    async def _attempts(self, request: Request) -> Reply:
+        attempt = 0
+        while True:
+            attempt += 1
+            self.stats["calls"] += 1
+            t0 = time.perf_counter()
+            retry_after: float | None = None
+            try:
+                reply = await asyncio.wait_for(self.inner.complete(request), self.timeout_s)
+                if reply.error is None and not reply.text.strip():
+                    raise ProviderError("empty", "the provider returned no text")
+                if reply.latency_s == 0.0:
+                    reply = reply.model_copy(update={"latency_s": time.perf_counter() - t0})
+                return reply
+            except ProviderError as exc:
+                kind, message, status, retry_after = exc.kind, exc.message, exc.status, exc.retry_after
+            except TimeoutError:
+                kind, message, status = "timeout", f"no reply within {self.timeout_s:g} s", None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug in a client: typed, not retried
+                kind, message, status = "internal", f"{type(exc).__name__}: {exc}", None
+            if retry_after is not None and retry_after > self.max_retry_after_s:
+                message += f" (Retry-After {retry_after:g} s exceeds {self.max_retry_after_s:g} s)"
+                kind = "quota" if kind == "rate_limit" else kind
+            if kind not in RETRYABLE or attempt >= self.max_attempts or (
+                retry_after is not None and retry_after > self.max_retry_after_s
+            ):
+                self.stats["errors"] += 1
+                return Reply(
+                    error=ErrorInfo(kind=kind, message=message, status=status, attempts=attempt),
+                    latency_s=time.perf_counter() - t0,
+                )
+            self.stats["retries"] += 1
+            await asyncio.sleep(self.backoff(attempt, retry_after))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

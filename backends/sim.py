@@ -1,0 +1,169 @@
+"""``sim``: a seeded, simulated respondent for offline runs, tests and power analysis.
+
+It sees the truth through ``Request.oracle``, a side channel that real backends never read
+and that is never sent, cached or logged. Its behaviour is set by explicit knobs (below), and
+every output labels it a simulation. Deterministic given the seed, the request and the sample.
+
+Spec: ``sim[:PROFILE][,knob=value,...]``, e.g. ``sim``, ``sim:strong``, ``sim:default,skill=0.9``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import random
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..engine.backend import Capabilities, ProviderError
+from ..engine.box import Box, BoxError
+from ..engine.types import Reply, Request, Usage
+from .base import BackendConfigError, BaseBackend, provider
+
+
+class SimKnobs(BaseModel):
+    """What the simulated respondent does. Effects are parameters, not findings."""
+
+    model_config = ConfigDict(extra="forbid")
+    skill: float = 0.35  # chance a box is placed near the truth rather than guessed
+    spread: float = 0.6  # centre jitter of a placed box, in target sizes
+    size: float = 2.5  # box side relative to the target's side
+    format_noise: float = 0.15  # chance the JSON is fenced, wrapped in prose or bare
+    unparseable: float = 0.03  # chance the reply holds no box at all
+    box_format: str = "norm1000"  # the convention it answers in
+    delay_s: float = 0.0  # simulated latency
+    seed: int = 0
+
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "weak": {"skill": 0.15, "size": 3.0},
+    "strong": {"skill": 0.7, "spread": 0.4, "size": 2.0},
+    "oracle": {"skill": 1.0, "spread": 0.0, "size": 1.5, "format_noise": 0.0, "unparseable": 0.0},
+    "noisy": {"format_noise": 0.6, "unparseable": 0.15},
+    "gemini": {"box_format": "gemini"},
+    "qwen2.5": {"box_format": "qwen2.5"},
+    "unit": {"box_format": "unit"},
+}
+
+_NATIVE_KEY = {"gemini": "box_2d", "qwen2.5": "bbox_2d"}
+
+# task name → answer function; later benchmarks add their own tasks
+Answer = Callable[["Sim", dict[str, Any], random.Random], str]
+TASKS: dict[str, Answer] = {}
+
+
+def task(name: str) -> Callable[[Answer], Answer]:
+    def deco(fn: Answer) -> Answer:
+        TASKS[name] = fn
+        return fn
+
+    return deco
+
+
+def _fmt(values: list[float], convention: str) -> list[float | int]:
+    return [round(v, 3) for v in values] if convention == "unit" else [round(v) for v in values]
+
+
+@task("box")
+def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
+    """A box near the truth with probability ``skill``, else a guess, in its convention."""
+    k = sim.knobs
+    w, h = oracle["width"], oracle["height"]
+    truth = Box.of(oracle["truth"])
+    if rng.random() < k.unparseable:
+        return rng.choice(["I cannot determine where the object is.",
+                           "The object is not visible in the image.", "Sorry, unsure."])
+    scale = math.exp(rng.gauss(0, 0.25))
+    bw = min(w, max(4.0, truth.width * k.size * scale))
+    bh = min(h, max(4.0, truth.height * k.size * scale))
+    if rng.random() < k.skill:
+        cx = truth.center[0] + rng.gauss(0, k.spread * truth.width)
+        cy = truth.center[1] + rng.gauss(0, k.spread * truth.height)
+    else:
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+    cx = min(max(cx, bw / 2), w - bw / 2)
+    cy = min(max(cy, bh / 2), h - bh / 2)
+    try:
+        box = Box(x1=cx - bw / 2, y1=cy - bh / 2, x2=cx + bw / 2, y2=cy + bh / 2).clip(w, h)
+    except BoxError:
+        box = Box.full(w, h)
+    values = _fmt(box.to_convention(k.box_format, w, h), k.box_format)
+    key = _NATIVE_KEY.get(k.box_format, "box")
+    body = json.dumps({key: values})
+    if rng.random() < k.format_noise:
+        style = rng.randrange(3)
+        if style == 0:
+            return f"```json\n{body}\n```"
+        if style == 1:
+            return f"The target should be just behind the furniture. Answer: {body} (estimated)."
+        return json.dumps(values)
+    return body
+
+
+class Sim(BaseBackend):
+    provider = "sim"
+    simulated = True
+    cacheable = False  # instant and deterministic: caching would only hide changes
+    capabilities = Capabilities(json_schema=True, choices=True, logprobs=False)
+
+    def __init__(self, knobs: SimKnobs, profile_name: str, spec: str):
+        self.knobs = knobs
+        self.profile_name = profile_name
+        super().__init__(f"sim-{profile_name}", box_format=knobs.box_format, spec=spec)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "profile": self.profile_name,
+                "knobs": self.knobs.model_dump(), "note": "SIMULATED respondent"}
+
+    def _rng(self, request: Request) -> random.Random:
+        oracle = request.oracle or {}
+        blob = json.dumps([self.knobs.seed, oracle.get("instance"), request.sample,
+                           [m.text for m in request.messages]], separators=(",", ":"))
+        return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
+
+    async def complete(self, request: Request) -> Reply:
+        oracle = request.oracle
+        if not oracle or oracle.get("task") not in TASKS:
+            raise ProviderError("client", "the sim backend needs a strategy that supports it "
+                                f"(task {oracle.get('task') if oracle else None!r} unknown)")
+        if self.knobs.delay_s > 0:
+            await asyncio.sleep(self.knobs.delay_s)
+        text = TASKS[oracle["task"]](self, oracle, self._rng(request))
+        words = sum(len(m.text.split()) for m in request.messages)
+        return Reply(text=text, usage=Usage(input_tokens=words, output_tokens=len(text.split())),
+                     latency_s=self.knobs.delay_s, finish_reason="stop")
+
+
+def parse_sim_spec(target: str) -> tuple[str, SimKnobs]:
+    """``PROFILE,knob=value,...`` → (profile name, knobs)."""
+    parts = [p for p in target.split(",") if p] if target else []
+    name = "default"
+    if parts and "=" not in parts[0]:
+        name = parts.pop(0)
+    if name not in PROFILES:
+        raise BackendConfigError(f"unknown sim profile {name!r}; known: {', '.join(PROFILES)}")
+    values: dict[str, Any] = dict(PROFILES[name])
+    for p in parts:
+        k, eq, v = p.partition("=")
+        if not eq:
+            raise BackendConfigError(f"sim options are knob=value, got {p!r}")
+        values[k.strip()] = v.strip()
+    try:
+        return name, SimKnobs(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BackendConfigError(f"bad sim knob {first['loc'][0]!r}: {first['msg']}") from None
+
+
+@provider("sim", "sim[:PROFILE][,knob=value...]  (offline simulation; profiles: "
+          + ", ".join(PROFILES) + ")")
+def _sim(target: str, *, spec: str, box_format: str | None = None, **_: Any) -> Sim:
+    name, knobs = parse_sim_spec(target)
+    if box_format:
+        knobs = knobs.model_copy(update={"box_format": box_format})
+    return Sim(knobs, name, spec=spec)

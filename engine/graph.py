@@ -1,0 +1,126 @@
+"""Graph helpers: the shared state, the strategy record the runner needs, and a node factory.
+
+A strategy builds a LangGraph ``StateGraph``; one node asks the model once and records one
+Step (render overlay → build Request → Backend.complete → parse → update state), so a loop
+writes one Step per iteration and any metric can be computed per iteration from the log.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel
+
+from .backend import Backend
+from .types import ErrorInfo, ImagePart, Instance, Reply, Request, Step, TextPart
+
+
+class StrategyState(TypedDict, total=False):
+    """State every strategy graph shares; strategies may add keys of their own."""
+
+    instance: Instance
+    sample: int
+    steps: Annotated[list[Step], operator.add]
+    prediction: Any
+    status: str  # "answered" | "unanswered"
+    error: ErrorInfo | None
+    region: list[float] | None  # current pixel region, for region strategies
+    t: int  # iteration counter, for loops
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A strategy ready to run: its name, parameters and compiled graph."""
+
+    name: str
+    params: BaseModel
+    graph: Any  # a compiled LangGraph graph
+    recursion_limit: int = 25
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name:k=v,...`` for parameters that differ from the defaults."""
+        default = type(self.params)()
+        changed = {
+            k: v for k, v in self.params.model_dump().items() if getattr(default, k) != v
+        }
+        if not changed:
+            return self.name
+        return self.name + ":" + ",".join(f"{k}={v}" for k, v in sorted(changed.items()))
+
+
+def backend_of(config: RunnableConfig) -> Backend:
+    """The backend the runner put into this invocation's config."""
+    return config["configurable"]["backend"]
+
+
+@dataclass
+class Parsed:
+    """What a parse function makes of a reply."""
+
+    value: Any = None
+    error: str | None = None  # why the reply could not be used (the model's fault)
+    region: list[float] | None = None
+
+
+BuildRequest = Callable[[StrategyState, Backend], Request]
+ParseReply = Callable[[StrategyState, Backend, Reply], Parsed]
+Update = Callable[[StrategyState, Step, Parsed], dict[str, Any]]
+
+
+def prompt_text(request: Request) -> str:
+    """All text sent, turns separated by a blank line, for the journal."""
+    return "\n\n".join(m.text for m in request.messages if m.text)
+
+
+def request_images(request: Request) -> list[ImagePart]:
+    return [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
+
+
+def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) -> Callable[
+    [StrategyState, RunnableConfig], Awaitable[dict[str, Any]]
+]:
+    """A node that asks once: build the request, call, parse, and record one Step.
+
+    A failed call ends the trajectory as unanswered with the backend's typed error; a reply
+    that cannot be parsed ends it as unanswered with a ``parse`` error. ``update`` turns a
+    successful parse into state changes (prediction, region, counters).
+    """
+
+    async def node(state: StrategyState, config: RunnableConfig) -> dict[str, Any]:
+        backend = backend_of(config)
+        t0 = time.perf_counter()
+        request = build(state, backend)
+        reply = await backend.complete(request)
+        parsed = Parsed() if reply.error else parse(state, backend, reply)
+        step = Step(
+            index=len(state.get("steps") or []),
+            name=name,
+            prompt=prompt_text(request),
+            images=request_images(request),
+            messages=len(request.messages),
+            reply=reply,
+            parsed=parsed.value,
+            parse_error=parsed.error,
+            region=parsed.region,
+            seconds=time.perf_counter() - t0,
+        )
+        if reply.error is not None:
+            return {"steps": [step], "status": "unanswered", "error": reply.error}
+        if parsed.error is not None:
+            err = ErrorInfo(kind="parse", message=parsed.error)
+            return {"steps": [step], "status": "unanswered", "error": err}
+        return {"steps": [step], **update(state, step, parsed)}
+
+    node.__name__ = name
+    return node
+
+
+def user_message(text: str, *images: ImagePart) -> list:
+    """Parts of a user turn: the images first, then the text (the common VLM layout)."""
+    return [*images, TextPart(text=text)]

@@ -1,0 +1,200 @@
+"""The runner: every (backend, strategy, instance, sample) through its compiled graph.
+
+Work items are drawn lazily, so memory stays flat however long the run; concurrency per
+provider is the backend's own limit; one writer appends finished trajectories to the
+journal, so a rerun with the same run directory skips what is done and nothing is duplicated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .backend import Backend
+from .graph import StrategySpec
+from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
+from .types import ErrorInfo, Instance, RunConfig, Trajectory
+
+Scorer = Callable[[Instance, Any], dict[str, float]]
+
+
+def trajectory_key(instance_id: str, strategy: str, backend: str, sample: int) -> str:
+    blob = json.dumps([instance_id, strategy, backend, sample], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    total: int = 0
+    skipped: int = 0
+    done: int = 0
+    answered: int = 0
+    errors: int = 0
+    cache_hits: int = 0
+    seconds: float = 0.0
+    by_error: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Item:
+    key: str
+    instance: Instance
+    strategy: StrategySpec
+    backend: Backend
+    sample: int
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Runner:
+    """Runs work items concurrently and journals each finished trajectory."""
+
+    def __init__(
+        self,
+        instances: list[Instance],
+        strategies: list[StrategySpec],
+        backends: list[Backend],
+        run_dir: Path,
+        config: RunConfig,
+        samples: int = 1,
+        score: Scorer | None = None,
+        workers: int | None = None,
+        progress: bool = True,
+    ):
+        self.instances = instances
+        self.strategies = strategies
+        self.backends = backends
+        self.run_dir = Path(run_dir)
+        self.config = config
+        self.samples = samples
+        self.score = score
+        limits = [getattr(b, "concurrency", 8) for b in backends]
+        self.workers = workers or max(4, 2 * sum(limits))
+        self.progress = progress
+
+    def _items(self, done: set[str]) -> Iterator[_Item]:
+        for backend in self.backends:
+            for strategy in self.strategies:
+                label = strategy.label
+                for inst in self.instances:
+                    for sample in range(self.samples):
+                        key = trajectory_key(inst.id, label, backend.spec, sample)
+                        if key not in done:
+                            yield _Item(key, inst, strategy, backend, sample)
+
+    def total(self) -> int:
+        return len(self.backends) * len(self.strategies) * len(self.instances) * self.samples
+
+    async def _one(self, item: _Item) -> Trajectory:
+        t0 = time.perf_counter()
+        state_in = {"instance": item.instance, "sample": item.sample, "steps": []}
+        cfg = {
+            "recursion_limit": item.strategy.recursion_limit,
+            "configurable": {"backend": item.backend},
+        }
+        try:
+            state = await item.strategy.graph.ainvoke(state_in, config=cfg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug in a strategy: record it, keep the run going
+            state = {
+                "steps": [], "status": "unanswered",
+                "error": ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"),
+            }
+        status = state.get("status") or "unanswered"
+        prediction = state.get("prediction") if status == "answered" else None
+        error = state.get("error")
+        if status == "unanswered" and error is None:
+            error = ErrorInfo(kind="internal", message="strategy ended without an answer")
+        metrics = self.score(item.instance, prediction) if self.score else {}
+        return Trajectory(
+            key=item.key,
+            run=self.config.run,
+            instance_id=item.instance.id,
+            strategy=item.strategy.label,
+            params=item.strategy.params.model_dump(),
+            backend=item.backend.spec,
+            model=item.backend.model,
+            simulated=item.backend.simulated,
+            sample=item.sample,
+            status=status,
+            error=error,
+            prediction=prediction,
+            metrics=metrics,
+            steps=state.get("steps") or [],
+            seconds=time.perf_counter() - t0,
+            finished_at=_now(),
+        )
+
+    def _write_config(self) -> None:
+        path = self.run_dir / RUN_FILE
+        path.write_text(self.config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+    async def run(self) -> RunResult:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._write_config()
+        journal_path = self.run_dir / JOURNAL
+        writer = JournalWriter(journal_path)
+        done = finished_keys(journal_path)
+        total = self.total()
+        result = RunResult(run_dir=self.run_dir, total=total)
+        items = self._items(done)
+        result.skipped = total - sum(1 for _ in self._items(done))
+        t_start = time.perf_counter()
+
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        sim = " (simulated)" if all(b.simulated for b in self.backends) else ""
+        progress = Progress(
+            SpinnerColumn(), TextColumn(f"[bold]running{sim}"), BarColumn(),
+            MofNCompleteColumn(), TextColumn("{task.fields[rate]}/s"),
+            TextColumn("eta"), TimeRemainingColumn(compact=True),
+            TextColumn("[red]errors {task.fields[errors]}[/] · cached {task.fields[cached]}"),
+            disable=not self.progress, transient=False,
+        )
+        task = progress.add_task(
+            "run", total=total, completed=result.skipped, errors=0, cached=0, rate="0.0"
+        )
+
+        async def worker() -> None:
+            for item in items:  # the shared generator hands each item out once
+                traj = await self._one(item)
+                writer.append(traj)
+                result.done += 1
+                if traj.status == "answered":
+                    result.answered += 1
+                if traj.error is not None and traj.error.kind != "parse":
+                    result.errors += 1
+                if traj.error is not None:
+                    result.by_error[traj.error.kind] = result.by_error.get(traj.error.kind, 0) + 1
+                result.cache_hits += sum(1 for s in traj.steps if s.reply.cached)
+                elapsed = time.perf_counter() - t_start
+                progress.update(
+                    task, advance=1, errors=result.errors, cached=result.cache_hits,
+                    rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0",
+                )
+
+        try:
+            with progress:
+                await asyncio.gather(*(worker() for _ in range(self.workers)))
+        finally:
+            writer.close()
+            result.seconds = time.perf_counter() - t_start
+        return result

@@ -1,0 +1,198 @@
+"""Core records: what goes into a model, what comes out, and what the journal keeps.
+
+Everything here is a pydantic v2 model because it is saved (journal, run.json, cache) or
+configured. Images are referenced by path (and hashed when a digest is needed); pixels never
+live in these records or in graph state.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Instance(BaseModel):
+    """One item of a dataset: an image reference, the text a prompt needs, and the truth."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    image: str  # absolute path
+    width: int
+    height: int
+    text: dict[str, str] = Field(default_factory=dict)  # e.g. {"instruction": ...}
+    truth: dict[str, Any] = Field(default_factory=dict)  # e.g. {"box": [x1, y1, x2, y2]}
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+# --- requests ----------------------------------------------------------------------------
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(BaseModel):
+    """An image by reference: a file path, optionally an overlay spec drawn over it."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["image"] = "image"
+    path: str
+    overlay: dict[str, Any] | None = None  # renderer spec, regenerated deterministically
+
+
+Part = TextPart | ImagePart
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["system", "user", "assistant"]
+    parts: list[Part]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+
+class Decoding(BaseModel):
+    """Decoding parameters; None means the provider's default."""
+
+    model_config = ConfigDict(frozen=True)
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    json_schema: dict[str, Any] | None = None  # structured output, when the strategy asks
+    choices: list[str] | None = None  # choose one of these strings
+    logprobs: bool = False
+
+
+class Request(BaseModel):
+    """One call to a model. ``oracle`` is a side channel for simulated and baseline
+    respondents only: real backends never read it, it is never sent, cached or logged."""
+
+    model_config = ConfigDict(frozen=True)
+    messages: list[Message]
+    decoding: Decoding = Decoding()
+    sample: int = 0
+    oracle: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+
+
+# --- replies -----------------------------------------------------------------------------
+
+ErrorKind = Literal[
+    "rate_limit",  # 429, retried
+    "quota",  # 429 with an exhausted quota (per day, billing): not retried
+    "server",  # 5xx, retried
+    "timeout",  # retried
+    "connection",  # retried
+    "client",  # other 4xx (bad request, auth): not retried
+    "malformed",  # provider answered something that is not a reply: retried
+    "empty",  # provider answered with no text: retried
+    "config",  # missing key, unknown model, missing dependency
+    "internal",  # a bug in unseen or a strategy
+]
+RETRYABLE: frozenset[str] = frozenset(
+    {"rate_limit", "server", "timeout", "connection", "malformed", "empty"}
+)
+
+
+class ErrorInfo(BaseModel):
+    """A typed failure; never a sentinel string that could be scored."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: str
+    message: str
+    status: int | None = None
+    attempts: int = 1
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+class Reply(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    text: str = ""
+    reasoning: str | None = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    cached: bool = False
+    logprobs: list[dict[str, Any]] | None = None  # per output token: token, logprob, top
+    error: ErrorInfo | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# --- what the journal keeps --------------------------------------------------------------
+
+
+class Step(BaseModel):
+    """What one node did: prompt, images, reply, parsed answer, region after the step."""
+
+    index: int
+    name: str
+    prompt: str
+    images: list[ImagePart] = Field(default_factory=list)
+    messages: int = 1  # number of messages sent (multi-turn steps send more than one)
+    reply: Reply
+    parsed: Any = None
+    parse_error: str | None = None
+    region: list[float] | None = None  # pixel box after the step, for region strategies
+    seconds: float = 0.0
+
+
+Status = Literal["answered", "unanswered"]
+
+
+class Trajectory(BaseModel):
+    """One line of the journal: a strategy run on one instance and one sample."""
+
+    key: str
+    run: str
+    instance_id: str
+    strategy: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    backend: str
+    model: str
+    simulated: bool = False
+    sample: int = 0
+    status: Status
+    error: ErrorInfo | None = None
+    prediction: Any = None  # a pixel box [x1, y1, x2, y2] for SceneFunRI
+    metrics: dict[str, float] = Field(default_factory=dict)
+    steps: list[Step] = Field(default_factory=list)
+    seconds: float = 0.0
+    finished_at: str = ""
+
+    @property
+    def calls(self) -> int:
+        return sum(1 for s in self.steps if not s.reply.cached)
+
+
+class RunConfig(BaseModel):
+    """Everything needed to reproduce a run; saved as ``run.json`` (never a secret)."""
+
+    run: str
+    benchmark: str = "scenefunri"
+    data: str
+    dataset_fingerprint: str
+    instances: int
+    strategies: list[dict[str, Any]]  # {"name", "params"}
+    backends: list[dict[str, Any]]  # {"spec", "model", "box_format", "simulated", ...}
+    samples: int = 1
+    limit: int | None = None
+    concurrency: int = 8
+    cache: bool = True
+    scoring: dict[str, Any] = Field(default_factory=dict)
+    package_version: str
+    created_at: str

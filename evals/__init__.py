@@ -1,0 +1,1 @@
+"""Benchmarks: data, prompts, parsing, metrics, statistics and tables."""

@@ -1,0 +1,11 @@
+"""SceneFunRI: data, prompts' truth side, metrics and comparison tables."""
+
+from .dataset import Dataset, DatasetError, load_dataset
+from .metrics import aggregate, cacc, dist, iou, score
+from .report import RunDirError, render, summarize
+from .scoring import scorer
+
+__all__ = [
+    "Dataset", "DatasetError", "RunDirError", "aggregate", "cacc", "dist", "iou",
+    "load_dataset", "render", "score", "scorer", "summarize",
+]

@@ -1,0 +1,115 @@
+"""SceneFunRI datasets: a folder with ``instances.jsonl`` and the images it names.
+
+Each line: ``{"id": str, "image": "<path relative to the folder>", "instruction": str,
+"box": [x1, y1, x2, y2], "meta": {...}}`` with the box in pixels of the original image;
+width and height come from the image file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+from ...engine.box import Box, BoxError
+from ...engine.images import file_digest
+from ...engine.types import Instance
+
+INSTANCES_FILE = "instances.jsonl"
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be used; the message names the file, the line and why."""
+
+
+@dataclass
+class Dataset:
+    root: Path
+    instances: list[Instance]
+    fingerprint: str
+    name: str = field(default="scenefunri")
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self):
+        return iter(self.instances)
+
+
+def _line_error(path: Path, lineno: int, why: str) -> DatasetError:
+    return DatasetError(f"{path}:{lineno}: {why}")
+
+
+def _instance(root: Path, path: Path, lineno: int, raw: str) -> Instance:
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise _line_error(path, lineno, f"bad JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise _line_error(path, lineno, "a line must be a JSON object")
+    for key, kind in (("id", str), ("image", str), ("instruction", str), ("box", list)):
+        if key not in obj:
+            raise _line_error(path, lineno, f"missing field {key!r}")
+        if not isinstance(obj[key], kind):
+            raise _line_error(path, lineno, f"field {key!r} must be a {kind.__name__}")
+    image = (root / obj["image"]).resolve()
+    if not image.is_file():
+        raise _line_error(path, lineno, f"image not found: {obj['image']}")
+    try:
+        with Image.open(image) as im:
+            width, height = im.size
+    except (UnidentifiedImageError, OSError) as exc:
+        raise _line_error(path, lineno, f"unreadable image {obj['image']}: {exc}") from None
+    try:
+        box = Box.of(obj["box"])
+    except (BoxError, ValueError) as exc:
+        raise _line_error(path, lineno, f"bad box {obj['box']}: {_why(exc)}") from None
+    if not box.inside(width, height):
+        raise _line_error(
+            path, lineno, f"box {obj['box']} lies outside the {width}x{height} image"
+        )
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise _line_error(path, lineno, "field 'meta' must be an object")
+    return Instance(
+        id=obj["id"], image=str(image), width=width, height=height,
+        text={"instruction": obj["instruction"]}, truth={"box": box.to_list()}, meta=meta,
+    )
+
+
+def _why(exc: Exception) -> str:
+    # pydantic wraps validator errors; keep only our sentence
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        msgs = [e.get("ctx", {}).get("error") or e.get("msg") for e in errors()]
+        return "; ".join(str(m) for m in msgs)
+    return str(exc)
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load and validate every line; raise DatasetError at the first bad one."""
+    path = Path(path)
+    file = path / INSTANCES_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise DatasetError(f"{file}: not found (a dataset is a folder with {INSTANCES_FILE})")
+    root = file.parent
+    instances: list[Instance] = []
+    seen: dict[str, int] = {}
+    digest = hashlib.sha256()
+    with open(file, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            inst = _instance(root, file, lineno, raw)
+            if inst.id in seen:
+                raise _line_error(file, lineno, f"duplicate id {inst.id!r} (first on line {seen[inst.id]})")
+            seen[inst.id] = lineno
+            digest.update(raw.strip().encode())
+            digest.update(file_digest(inst.image).encode())
+            instances.append(inst)
+    if not instances:
+        raise DatasetError(f"{file}: no instances")
+    return Dataset(root=root, instances=instances, fingerprint=digest.hexdigest()[:16])

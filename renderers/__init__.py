@@ -1,0 +1,1 @@
+"""Pixels: overlays, rasterizer, scenes, terminal images and plots."""

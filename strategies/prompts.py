@@ -1,0 +1,27 @@
+"""Prompt templates are data: text files under ``prompts/``, read with importlib.resources.
+
+Templates use ``$name`` placeholders (``string.Template``), so JSON braces need no escaping.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from string import Template
+
+
+@cache
+def template(name: str) -> Template:
+    """The template ``prompts/<name>.txt``."""
+    path = resources.files(__package__).joinpath("prompts", *f"{name}.txt".split("/"))
+    return Template(path.read_text(encoding="utf-8").strip())
+
+
+def render(name: str, **fields: object) -> str:
+    """Fill a template; a missing field is an error, not a silent blank."""
+    return template(name).substitute(**fields)
+
+
+def box_format_text(convention: str, width: int, height: int) -> str:
+    """The sentence telling the model the box convention it must answer in."""
+    return render(f"box/{convention}", width=width, height=height)

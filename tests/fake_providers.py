@@ -1,0 +1,535 @@
+"""A fake model-provider HTTP server for offline tests and benchmarks.
+
+It speaks just enough of two wire protocols for the REAL SDKs to work against
+``127.0.0.1``:
+
+* OpenAI Chat Completions: ``POST /v1/chat/completions`` (and
+  ``/chat/completions``), ``GET /v1/models``. Point
+  ``openai.OpenAI(base_url=fp.openai_base_url, api_key="x", max_retries=0)`` at it.
+* Gemini ``generateContent``: ``POST /{v1beta,v1,v1alpha}/models/{model}:generateContent``.
+  Point ``genai.Client(api_key="x", http_options=types.HttpOptions(base_url=fp.gemini_base_url))``
+  at it.
+
+Each request consumes the next scripted behaviour (:meth:`FakeProvider.script`),
+or the default one when the queue is empty. Behaviours are :class:`Reply`,
+:class:`Error`, :class:`Raw`, or a callable ``Recorded -> Reply | Error | Raw``.
+Every routed request is recorded in :attr:`FakeProvider.requests` (header names
+lower-cased).
+
+Facts about the SDKs, checked by ``tests/test_fake_providers.py``
+(openai 3.57, google-genai 3.6 with httpx2 installed, aiohttp not installed):
+
+openai
+    * ``max_retries=0`` disables retries; ``timeout=<seconds>`` on the client
+      (or per call) gives ``openai.APITimeoutError``.
+    * Non-standard message fields such as vLLM's ``reasoning_content`` /
+      ``reasoning`` are kept by the pydantic model as extras: read them with
+      ``msg.model_extra["reasoning_content"]`` or ``getattr(msg, "reasoning_content")``.
+    * 429 -> ``openai.RateLimitError``, 5xx -> ``openai.InternalServerError``;
+      both are ``openai.APIStatusError`` with ``.status_code`` and ``.response``
+      (an ``httpx2.Response`` in openai 3.x), so Retry-After is
+      ``exc.response.headers.get("retry-after")`` (the SDK itself also honours
+      ``retry-after-ms`` when it retries).
+    * Malformed 200 bodies are NOT wrapped in an ``openai.APIError``:
+      ``Raw(b"not json")`` (JSON content type) raises ``json.JSONDecodeError``
+      (a ``ValueError``), sync and async; with a non-JSON content type
+      (``text/plain``) ``create()`` silently RETURNS the body as a ``str``; JSON of
+      the wrong shape is accepted without validation (``ChatCompletion`` with
+      ``choices=None`` etc.). Callers must check what they got.
+
+google-genai
+    * Paths: with a custom ``base_url`` and an API key the client posts to
+      ``{base_url}/v1/models/{model}:generateContent`` (default api_version is
+      ``v1`` in google-genai 3.x; ``HttpOptions(api_version=...)`` or env
+      ``GOOGLE_GENAI_API_VERSION`` change it). All of v1/v1beta/v1alpha are served.
+    * Timeout: ``types.HttpOptions(timeout=<int MILLISECONDS>)``, converted to
+      seconds for the HTTP client (it also sends ``X-Server-Timeout``); also
+      settable per call with ``GenerateContentConfig(http_options=HttpOptions(...))``.
+      Expiry raises the HTTP library's ``ReadTimeout`` (``httpx2.ReadTimeout`` when
+      the ``httpx2`` package is installed, as here, else ``httpx.ReadTimeout``),
+      NOT a ``google.genai.errors.APIError``.
+    * Retries: with ``HttpOptions.retry_options`` unset (the default) the client
+      makes exactly ONE attempt (tenacity ``stop_after_attempt(1)``), so nothing
+      needs disabling. ``retry_options=types.HttpRetryOptions(attempts=N,
+      initial_delay=.., max_delay=.., http_status_codes=[...])`` turns retries on
+      (default retryable codes 408, 429, 500, 502, 503, 504; attempts 0/1 = none).
+    * 4xx -> ``google.genai.errors.ClientError``, 5xx -> ``ServerError`` (both
+      ``errors.APIError`` with ``.code`` (int), ``.status`` (e.g.
+      ``"RESOURCE_EXHAUSTED"``), ``.message``, ``.details`` (parsed JSON body)).
+      Any non-200 status raises. ``exc.response`` is the raw HTTP response object:
+      ``httpx2.Response`` here (``httpx.Response`` without httpx2; an
+      ``aiohttp.ClientResponse`` for the async client if aiohttp is installed).
+      All of them have case-insensitive ``.headers``, so Retry-After is
+      ``exc.response.headers.get("retry-after")`` (guard: ``response`` may be None
+      for errors not built from an HTTP reply).
+    * Malformed 200 body (``Raw(b"not json")``, any content type) raises
+      ``json.JSONDecodeError`` (a ``ValueError``), sync and async, not an APIError.
+    * The thought part comes back as ``Part(thought=True, text=...)``; ``resp.text``
+      skips thought parts; ``usage_metadata.thoughts_token_count`` carries the count.
+    * Request bodies mix cases: ``inlineData: {"data", "mime_type"}`` and
+      ``thinkingConfig: {"include_thoughts"}`` are sent snake_case (the API accepts both).
+    * Keep the ``genai.Client`` referenced during a call: a temporary
+      ``genai.Client(...).models.generate_content(...)`` is garbage-collected,
+      closing its HTTP client mid-call (``RuntimeError: Cannot send a request, as
+      the client has been closed.``).
+
+Run as a process for benchmarks::
+
+    python tests/fake_providers.py --port 0 --delay 0.2 --text '{"box":[1,2,3,4]}'
+
+The first stdout line is the bound URL; it serves until SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import itertools
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+DEFAULT_TEXT = '{"box": [0.1, 0.1, 0.5, 0.5]}'
+FAKE_MODEL_ID = "fake-model"
+
+
+@dataclass
+class Reply:
+    """A successful completion."""
+
+    text: str
+    reasoning: str | None = None
+    finish_reason: str = "stop"
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+    reasoning_tokens: int = 0
+    delay: float = 0.0
+    logprobs: list | None = None
+
+
+@dataclass
+class Error:
+    """An HTTP error reply; ``body`` None means a provider-shaped error body."""
+
+    status: int
+    body: dict | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Raw:
+    """Any raw body (e.g. malformed JSON)."""
+
+    body: bytes
+    status: int = 200
+    content_type: str = "application/json"
+    delay: float = 0.0
+
+
+@dataclass
+class Recorded:
+    protocol: str  # "openai" or "gemini"
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: dict
+    model: str
+
+
+Behaviour = Reply | Error | Raw | Callable[[Recorded], "Reply | Error | Raw"]
+
+_OPENAI_PATHS = {"/v1/chat/completions", "/chat/completions"}
+_GEMINI_RE = re.compile(
+    r"^/(?:v1|v1beta|v1alpha|v1beta1)/(?:models|tunedModels)/([^/:]+):generateContent$"
+)
+
+_OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_denied",
+    404: "not_found_error",
+    408: "timeout",
+    409: "conflict",
+    422: "invalid_request_error",
+    429: "rate_limit_exceeded",
+}
+_GEMINI_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_GEMINI_FINISH = {
+    "stop": "STOP",
+    "length": "MAX_TOKENS",
+    "content_filter": "SAFETY",
+    "tool_calls": "STOP",
+}
+
+
+def _openai_error_body(status: int) -> dict:
+    etype = _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
+    return {"error": {"message": f"fake error {status}", "type": etype, "code": etype}}
+
+
+def _gemini_error_body(status: int) -> dict:
+    gstatus = _GEMINI_STATUSES.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")
+    return {"error": {"code": status, "message": f"fake error {status}", "status": gstatus}}
+
+
+def _openai_reply(reply: Reply, model: str, seq: int) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+        message["reasoning"] = reply.reasoning
+    return {
+        "id": f"chatcmpl-fake-{seq}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": reply.finish_reason,
+                "logprobs": None if reply.logprobs is None else {"content": reply.logprobs},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+        },
+    }
+
+
+def _gemini_reply(reply: Reply, model: str, seq: int) -> dict:
+    parts: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        parts.append({"text": reply.reasoning, "thought": True})
+    parts.append({"text": reply.text})
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": _GEMINI_FINISH.get(
+                    reply.finish_reason, reply.finish_reason.upper()
+                ),
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": reply.prompt_tokens,
+            "candidatesTokenCount": reply.completion_tokens,
+            "thoughtsTokenCount": reply.reasoning_tokens,
+            "totalTokenCount": reply.prompt_tokens
+            + reply.completion_tokens
+            + reply.reasoning_tokens,
+        },
+        "modelVersion": model,
+        "responseId": f"fake-{seq}",
+    }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, address, handler, provider: FakeProvider):
+        self.provider = provider
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address):
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request, client_address):  # silence disconnect noise
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            return
+        traceback.print_exc()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeProvider/1.0"
+    server: _Server
+
+    def log_message(self, format, *args):  # noqa: A002 - silence request logging
+        pass
+
+    # ---------------------------------------------------------------- helpers
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj).encode(), headers=headers)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _not_found(self) -> None:
+        self._send_json(
+            404,
+            {
+                "error": {
+                    "code": 404,
+                    "message": f"no route for {self.command} {self.path}",
+                    "status": "NOT_FOUND",
+                    "type": "not_found_error",
+                }
+            },
+        )
+
+    # ---------------------------------------------------------------- routes
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path.rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": FAKE_MODEL_ID, "object": "model", "created": 0, "owned_by": "fake"}
+                    ],
+                },
+            )
+        else:
+            self._not_found()
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        path = urlsplit(self.path).path
+        if path in _OPENAI_PATHS:
+            protocol = "openai"
+        elif m := _GEMINI_RE.match(path):
+            protocol = "gemini"
+            gemini_model = unquote(m.group(1))
+        else:
+            self._not_found()
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("request body is not a JSON object")
+        except ValueError as exc:
+            self._send_error(protocol, Error(400, body=None), detail=str(exc))
+            return
+        model = str(body.get("model", "")) if protocol == "openai" else gemini_model
+        rec = Recorded(
+            protocol=protocol,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            model=model,
+        )
+        provider = self.server.provider
+        seq = provider._record(rec)
+        behaviour = provider._next()
+        if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
+            try:
+                behaviour = behaviour(rec)
+            except Exception as exc:  # surface bugs in test callables as a 500
+                self._send_error(protocol, Error(500), detail=f"behaviour raised {exc!r}")
+                return
+        if not provider._sleep(getattr(behaviour, "delay", 0.0)):
+            self.close_connection = True  # server stopping: drop the request
+            return
+        if isinstance(behaviour, Reply):
+            make = _openai_reply if protocol == "openai" else _gemini_reply
+            self._send_json(200, make(behaviour, model, seq))
+        elif isinstance(behaviour, Error):
+            self._send_error(protocol, behaviour)
+        elif isinstance(behaviour, Raw):
+            self._send(behaviour.status, behaviour.body, content_type=behaviour.content_type)
+        else:
+            self._send_error(protocol, Error(500), detail=f"bad behaviour {behaviour!r}")
+
+    def _send_error(self, protocol: str, err: Error, detail: str | None = None) -> None:
+        body = err.body
+        if body is None:
+            body = (_openai_error_body if protocol == "openai" else _gemini_error_body)(err.status)
+            if detail:
+                body["error"]["message"] = detail
+        self._send_json(err.status, body, headers=err.headers)
+
+
+class FakeProvider:
+    """Threaded fake OpenAI + Gemini server on 127.0.0.1 (see module docstring)."""
+
+    def __init__(self, default: Behaviour | None = None, *, port: int = 0):
+        self.default: Behaviour = default if default is not None else Reply(DEFAULT_TEXT)
+        self.requests: list[Recorded] = []
+        self._port = port
+        self._queue: collections.deque[Behaviour] = collections.deque()
+        self._lock = threading.Lock()
+        self._seq = itertools.count(1)
+        self._stop = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------- scripting
+    def script(self, *behaviours: Behaviour) -> None:
+        with self._lock:
+            self._queue.extend(behaviours)
+
+    def _next(self) -> Behaviour:
+        with self._lock:
+            return self._queue.popleft() if self._queue else self.default
+
+    def _record(self, rec: Recorded) -> int:
+        with self._lock:
+            self.requests.append(rec)
+            return next(self._seq)
+
+    def _sleep(self, delay: float) -> bool:
+        """Sleep ``delay`` seconds in small steps; False if stop() was called."""
+        deadline = time.monotonic() + max(0.0, delay)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return not self._stop.is_set()
+            if self._stop.wait(min(remaining, 0.05)):
+                return False
+
+    # ------------------------------------------------------------- lifecycle
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("FakeProvider not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def gemini_base_url(self) -> str:
+        return self.url
+
+    def start(self) -> FakeProvider:
+        if self._server is not None:
+            return self
+        self._stop.clear()
+        self._server = _Server(("127.0.0.1", self._port), _Handler, self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="FakeProvider",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._stop.set()
+        server.shutdown()
+        server.server_close()
+        server.close_connections()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Fake OpenAI/Gemini server on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--text", default=DEFAULT_TEXT, help="completion text")
+    parser.add_argument("--reasoning", default=None, help="optional reasoning text")
+    args = parser.parse_args(argv)
+
+    done = threading.Event()
+
+    def _on_signal(signum, frame):
+        done.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    fp = FakeProvider(
+        Reply(args.text, reasoning=args.reasoning, delay=args.delay), port=args.port
+    ).start()
+    print(fp.url, flush=True)
+    try:
+        while not done.wait(0.2):
+            pass
+    finally:
+        fp.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The public entry points: ``run`` a comparison, ``connect`` a backend, ``load_dataset``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import settings
+from .backends import connect
+from .engine.cache import ReplyCache
+from .engine.journal import RUN_FILE
+from .engine.runner import Runner, RunResult
+from .engine.types import RunConfig
+from .evals.scenefunri import load_dataset, scorer
+from .evals.scenefunri.sample import ensure_sample
+from .strategies import build as build_strategy
+
+
+class RunError(ValueError):
+    """A run that cannot start (for example a run directory made from other data)."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("unseen")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
+    """Resume into an existing run directory: same data, union of strategies and backends."""
+    path = run_dir / RUN_FILE
+    if not path.is_file():
+        return config
+    old = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    if old.dataset_fingerprint != config.dataset_fingerprint:
+        raise RunError(
+            f"{run_dir} holds a run on other data (fingerprint {old.dataset_fingerprint}, "
+            f"now {config.dataset_fingerprint}); choose another --out"
+        )
+    def union(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen = {json.dumps(x, sort_keys=True) for x in a}
+        return a + [x for x in b if json.dumps(x, sort_keys=True) not in seen]
+    return config.model_copy(update={
+        "run": old.run, "created_at": old.created_at,
+        "strategies": union(old.strategies, config.strategies),
+        "backends": union(old.backends, config.backends),
+        "samples": max(old.samples, config.samples),
+    })
+
+
+async def run_async(
+    data: str | Path | None = None,
+    strategies: Sequence[str] = (settings.DEFAULT_STRATEGY,),
+    backends: Sequence[str] = (settings.DEFAULT_BACKEND,),
+    *,
+    samples: int = 1,
+    limit: int | None = None,
+    out: str | Path | None = None,
+    concurrency: int = settings.DEFAULT_CONCURRENCY,
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    box_format: str | None = None,
+    base_url: str | None = None,
+    timeout_s: float = settings.DEFAULT_TIMEOUT_S,
+    max_attempts: int = 6,
+    backoff_base_s: float = 1.0,
+    unanswered: str = "full",
+    progress: bool = True,
+) -> RunResult:
+    """Run every strategy with every backend over a SceneFunRI dataset; see ``run``."""
+    if samples < 1:
+        raise RunError("--samples must be at least 1")
+    folder = Path(data) if data else ensure_sample(cache_dir)
+    dataset = load_dataset(folder)
+    instances = dataset.instances[:limit] if limit else dataset.instances
+    specs = [build_strategy(s) for s in strategies]
+    reply_cache = ReplyCache(cache_dir) if cache else None
+    clients = [
+        connect(b, concurrency=concurrency, timeout_s=timeout_s, max_attempts=max_attempts,
+                backoff_base_s=backoff_base_s, cache=reply_cache, box_format=box_format,
+                base_url=base_url)
+        for b in backends
+    ]
+    run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
+    config = RunConfig(
+        run=run_dir.name, data=str(folder.resolve()), dataset_fingerprint=dataset.fingerprint,
+        instances=len(instances),
+        strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
+                    for s in specs],
+        backends=[c.describe() for c in clients], samples=samples, limit=limit,
+        concurrency=concurrency, cache=cache, scoring={"unanswered": unanswered},
+        package_version=_version(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    config = _merge_config(run_dir, config)
+    for c in clients:
+        c.prepare(dataset.instances)
+    runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
+                    score=scorer(unanswered), progress=progress)  # type: ignore[arg-type]
+    try:
+        return await runner.run()
+    finally:
+        for c in clients:
+            await c.aclose()
+        if reply_cache is not None:
+            reply_cache.close()
+
+
+def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),
+        backends: Sequence[str] = ("sim",), **kwargs: Any) -> RunResult:
+    """Run strategies × backends over a dataset and journal every trajectory.
+
+    ``data`` is a SceneFunRI folder (default: the bundled sample set); strategies are
+    ``name[:k=v,...]`` and backends ``provider:target`` specs. Rerunning with the same
+    ``out`` resumes: finished trajectories are skipped. Returns counts and the run directory.
+    """
+    return asyncio.run(run_async(data, strategies, backends, **kwargs))

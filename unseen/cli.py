@@ -1,0 +1,233 @@
+"""The ``unseen`` command line.
+
+Errors a user can cause (a bad path, an unknown strategy, a missing key) end with one line
+on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from . import settings
+
+app = typer.Typer(
+    name="unseen", no_args_is_help=True, add_completion=False,
+    help="Test, and improve, how vision-language models reason about what they cannot see.",
+)
+data_app = typer.Typer(no_args_is_help=True, help="Make and inspect datasets.")
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the reply cache.")
+app.add_typer(data_app, name="data")
+app.add_typer(cache_app, name="cache")
+
+out = Console()
+err = Console(stderr=True)
+
+FORMATS = ("table", "json", "csv", "md", "latex")
+
+
+class UserError(Exception):
+    """Raised inside commands for a one-line error and exit status 2."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from .api import RunError
+    from .backends import BackendConfigError
+    from .engine.box import BoxError
+    from .evals.scenefunri import DatasetError, RunDirError
+    from .strategies import StrategyError
+
+    return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
+            StrategyError, FileNotFoundError, NotADirectoryError)
+
+
+@app.command()
+def run(
+    data: Annotated[Path | None, typer.Option(help="SceneFunRI folder (default: the bundled sample set).")] = None,
+    strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
+    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
+    samples: Annotated[int, typer.Option(min=1, help="Samples per instance.")] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
+    box_format: Annotated[str | None, typer.Option(help="Override the box convention: pixel, norm1000, gemini, unit, qwen2.5.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
+) -> None:
+    """Run strategies against backends over a dataset, journal every step, print a table.
+
+    With no options: the bundled sample set, the `direct` strategy, the offline `sim` backend.
+    """
+    from .api import run as run_api
+    from .evals.scenefunri import render, summarize
+
+    strategies = strategy or [settings.DEFAULT_STRATEGY]
+    backends = backend or [settings.DEFAULT_BACKEND]
+    run_dir = out_dir or settings.new_run_dir(strategies, backends)
+    try:
+        result = run_api(
+            data, strategies, backends, samples=samples, limit=limit, out=run_dir,
+            concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
+            box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
+        )
+    except KeyboardInterrupt:
+        err.print(f"interrupted; finished trajectories are saved. Resume with: unseen run ... --out {run_dir}")
+        raise typer.Exit(130) from None
+    if quiet:
+        out.print(str(result.run_dir))
+        return
+    if result.skipped:
+        out.print(f"resumed: {result.skipped} trajectories were already done")
+    out.print(render(summarize([result.run_dir]), "table", width=out.width))
+    if result.by_error:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.by_error.items()))
+        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+    out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
+
+
+@app.command()
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    baseline: Annotated[str | None, typer.Option(help="Strategy to compute deltas against, per model.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
+) -> None:
+    """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost."""
+    from .evals.scenefunri import render, summarize
+
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    rows = summarize(run_dirs, baseline=baseline)
+    result = render(rows, fmt, width=out.width)
+    if isinstance(result, str):
+        print(result)
+    else:
+        out.print(result)
+
+
+@app.command()
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    instance: Annotated[str | None, typer.Argument(help="Instance id; without it, a summary.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Only this strategy label.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
+    sample: Annotated[int | None, typer.Option(help="Only this sample index.")] = None,
+) -> None:
+    """Print a run's summary, or one instance's trajectories step by step."""
+    from .show import show_instance, show_summary
+
+    if instance is None:
+        show_summary(out, run_dir)
+    else:
+        show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample)
+
+
+@app.command()
+def strategies() -> None:
+    """List registered strategies and their parameters."""
+    from rich.table import Table
+
+    from .strategies import available
+
+    table = Table(title="strategies")
+    for col in ("name", "parameters (default)", "summary"):
+        table.add_column(col)
+    for e in available():
+        fields = ", ".join(f"{k}={f.default!r}" for k, f in e.params.model_fields.items())
+        table.add_row(e.name, fields or "-", e.summary)
+    out.print(table)
+
+
+@app.command()
+def backends() -> None:
+    """List backend providers and their spec syntax."""
+    from rich.table import Table
+
+    from .backends import providers
+
+    table = Table(title="backends")
+    table.add_column("provider")
+    table.add_column("spec")
+    for name, usage in providers().items():
+        table.add_row(name, usage)
+    out.print(table)
+
+
+@data_app.command("sample")
+def data_sample(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the sample set into.")],
+) -> None:
+    """Write the bundled sample SceneFunRI set (synthetic images) to a folder."""
+    from .evals.scenefunri import load_dataset
+    from .evals.scenefunri.sample import write_sample
+
+    folder = write_sample(out_dir)
+    ds = load_dataset(folder)
+    out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
+
+
+@cache_app.command("stats")
+def cache_stats(
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: user cache dir).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Entries per backend and model, size on disk, location."""
+    from .engine.cache import ReplyCache
+
+    cache = ReplyCache(cache_dir)
+    stats = cache.stats()
+    cache.close()
+    if as_json:
+        print(json.dumps(stats, indent=2))
+        return
+    out.print(f"cache: {stats['path']}  entries: {stats['entries']}  size: {stats['bytes'] / 1e6:.2f} MB")
+    for row in stats["by_model"]:
+        out.print(f"  {row['backend']}:{row['model']}  {row['entries']}")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: user cache dir).")] = None,
+    backend: Annotated[str | None, typer.Option(help="Only this provider, e.g. openai.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
+) -> None:
+    """Delete cached replies (all, or one provider / model)."""
+    from .engine.cache import ReplyCache
+
+    cache = ReplyCache(cache_dir)
+    n = cache.clear(backend=backend, model=model)
+    cache.close()
+    out.print(f"deleted {n} cached replies")
+
+
+def main() -> None:
+    """Console entry point: user errors become one line and exit status 2."""
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, _user_errors()):
+            msg = exc.args[0] if isinstance(exc, OSError) is False and exc.args else str(exc)
+            err.print(f"[red]error:[/] {msg}", highlight=False, markup=True)
+            sys.exit(2)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Defaults a user may override by flag or environment."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+DEFAULT_STRATEGY = "direct"
+DEFAULT_BACKEND = "sim"
+DEFAULT_CONCURRENCY = 8
+DEFAULT_TIMEOUT_S = 120.0
+
+
+def runs_root() -> Path:
+    """Where new run directories go: ``$UNSEEN_RUNS`` or ``./runs``."""
+    return Path(os.environ.get("UNSEEN_RUNS", "runs"))
+
+
+def new_run_dir(strategies: list[str], backends: list[str]) -> Path:
+    """``runs/<timestamp>-<strategy>-<backend>``, readable and unique per second."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    def slug(xs: list[str]) -> str:
+        s = "+".join(x.replace(":", "-").replace("/", "-").replace("@", "-") for x in xs)
+        return s[:40]
+    return runs_root() / f"{stamp}-{slug(strategies)}-{slug(backends)}"
