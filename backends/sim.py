@@ -32,6 +32,7 @@ class SimKnobs(BaseModel):
     skill: float = 0.35  # chance a box is placed near the truth rather than guessed
     spread: float = 0.6  # centre jitter of a placed box, in target sizes
     size: float = 2.5  # box side relative to the target's side
+    size_jitter: float = 0.25  # log-normal spread of that size
     format_noise: float = 0.15  # chance the JSON is fenced, wrapped in prose or bare
     unparseable: float = 0.03  # chance the reply holds no box at all
     box_format: str = "norm1000"  # the convention it answers in
@@ -43,7 +44,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "weak": {"skill": 0.15, "size": 3.0},
     "strong": {"skill": 0.7, "spread": 0.4, "size": 2.0},
-    "oracle": {"skill": 1.0, "spread": 0.0, "size": 1.5, "format_noise": 0.0, "unparseable": 0.0},
+    "oracle": {"skill": 1.0, "spread": 0.0, "size": 1.5, "size_jitter": 0.0,
+               "format_noise": 0.0, "unparseable": 0.0},
     "noisy": {"format_noise": 0.6, "unparseable": 0.15},
     "gemini": {"box_format": "gemini"},
     "qwen2.5": {"box_format": "qwen2.5"},
@@ -78,7 +80,7 @@ def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     if rng.random() < k.unparseable:
         return rng.choice(["I cannot determine where the object is.",
                            "The object is not visible in the image.", "Sorry, unsure."])
-    scale = math.exp(rng.gauss(0, 0.25))
+    scale = math.exp(rng.gauss(0, k.size_jitter))
     bw = min(w, max(4.0, truth.width * k.size * scale))
     bh = min(h, max(4.0, truth.height * k.size * scale))
     if rng.random() < k.skill:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 Convention = Literal["pixel", "norm1000", "gemini", "unit", "qwen2.5"]
 CONVENTIONS: tuple[str, ...] = ("pixel", "norm1000", "gemini", "unit", "qwen2.5")
@@ -59,6 +59,14 @@ class Box(BaseModel):
     y1: float
     x2: float
     y2: float
+
+    def __init__(self, **data: float):
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:  # one clear error type for every bad box
+            first = exc.errors()[0]
+            reason = first.get("ctx", {}).get("error") or first.get("msg")
+            raise BoxError(str(reason)) from None
 
     @model_validator(mode="after")
     def _ordered(self) -> Box:

@@ -65,8 +65,8 @@ def _instance(root: Path, path: Path, lineno: int, raw: str) -> Instance:
         raise _line_error(path, lineno, f"unreadable image {obj['image']}: {exc}") from None
     try:
         box = Box.of(obj["box"])
-    except (BoxError, ValueError) as exc:
-        raise _line_error(path, lineno, f"bad box {obj['box']}: {_why(exc)}") from None
+    except BoxError as exc:
+        raise _line_error(path, lineno, f"bad box {obj['box']}: {exc}") from None
     if not box.inside(width, height):
         raise _line_error(
             path, lineno, f"box {obj['box']} lies outside the {width}x{height} image"
@@ -78,15 +78,6 @@ def _instance(root: Path, path: Path, lineno: int, raw: str) -> Instance:
         id=obj["id"], image=str(image), width=width, height=height,
         text={"instruction": obj["instruction"]}, truth={"box": box.to_list()}, meta=meta,
     )
-
-
-def _why(exc: Exception) -> str:
-    # pydantic wraps validator errors; keep only our sentence
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        msgs = [e.get("ctx", {}).get("error") or e.get("msg") for e in errors()]
-        return "; ".join(str(m) for m in msgs)
-    return str(exc)
 
 
 def load_dataset(path: str | Path) -> Dataset:
