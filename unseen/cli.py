@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import settings
 
@@ -126,7 +127,12 @@ def show(
     if instance is None:
         show_summary(out, run_dir)
     else:
-        show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample)
+        try:
+            show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample)
+        except ValueError as exc:  # no such instance (RunDirError passes through as is)
+            if isinstance(exc, _user_errors()):
+                raise
+            raise UserError(str(exc)) from None
 
 
 @app.command()
@@ -224,7 +230,11 @@ def main() -> None:
             sys.exit(exc.exit_code)
         if isinstance(exc, _user_errors()):
             msg = exc.args[0] if isinstance(exc, OSError) is False and exc.args else str(exc)
-            err.print(f"[red]error:[/] {msg}", highlight=False, markup=True)
+            msg = " ".join(str(msg).split())  # one line, whatever the message holds
+            # soft_wrap: never fold the line at the console width; escape: a path or a box
+            # in the message must not be read as markup
+            err.print(f"[red]error:[/] {escape(msg)}", highlight=False, markup=True,
+                      soft_wrap=True)
             sys.exit(2)
         raise
 
