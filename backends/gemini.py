@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import Any
 
@@ -21,6 +22,24 @@ from .http_errors import retry_after, status_kind
 
 # reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed
 _LEVELS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
+# Gemini 2.x takes a token budget, not a level (a level is a 400 there); Google's own
+# OpenAI-compatibility mapping: low 1K, medium 8K, high 24K
+_BUDGETS = {"minimal": 1024, "low": 1024, "medium": 8192, "high": 24576}
+_BUDGET_ONLY = re.compile(r"gemini-(1|2)(\.|-|$)", re.IGNORECASE)
+_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def _retry_delay(details: Any) -> float | None:
+    """Seconds from a ``google.rpc.RetryInfo`` ``retryDelay`` (e.g. "33s") in an error body;
+    Gemini sends its wait there rather than in a Retry-After header."""
+    error = details.get("error", details) if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
+            m = _DELAY.match(str(item.get("retryDelay", "")))
+            if m:
+                return float(m.group(1))
+    return None
 
 
 def classify_gemini_error(exc: Exception) -> ProviderError:
@@ -33,8 +52,10 @@ def classify_gemini_error(exc: Exception) -> ProviderError:
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)
         kind = status_kind(code, text) if code else "malformed"
-        return ProviderError(kind, f"HTTP {code} {exc.status}: {exc.message}", code or None,
-                             retry_after(headers))
+        wait = retry_after(headers)
+        if wait is None:
+            wait = _retry_delay(exc.details)
+        return ProviderError(kind, f"HTTP {code} {exc.status}: {exc.message}", code or None, wait)
     timeouts, transports = _http_exception_types()
     if isinstance(exc, timeouts):
         return ProviderError("timeout", "the request timed out")
@@ -130,7 +151,9 @@ class Gemini(BaseBackend):
         thinking: dict[str, Any] = {}
         if self.include_thoughts:
             thinking["include_thoughts"] = True
-        if d.reasoning_effort in _LEVELS:
+        if d.reasoning_effort in _LEVELS and _BUDGET_ONLY.search(self.model):
+            thinking["thinking_budget"] = _BUDGETS[d.reasoning_effort]
+        elif d.reasoning_effort in _LEVELS:
             thinking["thinking_level"] = _LEVELS[d.reasoning_effort]
         elif d.reasoning_effort == "none":
             thinking["thinking_budget"] = 0
