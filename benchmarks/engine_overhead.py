@@ -95,6 +95,36 @@ def measure(label: str, spec: str, data: Path, n_samples: int) -> float:
     return med
 
 
+def langgraph_floor(n: int = 500) -> float:
+    """Median ms of one invocation of a one-node graph that does nothing: LangGraph's own
+    cost per step on this machine, the floor under any LangGraph strategy."""
+    from unseen.evals.scenefunri.sample import ensure_sample
+
+    inst = load_dataset(ensure_sample()).instances[0]
+
+    async def noop(state):
+        return {"status": "answered"}
+
+    g = StateGraph(StrategyState)
+    g.add_node("ask", noop)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    graph = g.compile()
+
+    async def go() -> list[float]:
+        out = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await graph.ainvoke({"instance": inst, "sample": 0, "steps": []},
+                                config={"recursion_limit": 5})
+            out.append((time.perf_counter() - t0) * 1000)
+        return out
+
+    med = statistics.median(asyncio.run(go()))
+    print(f"{'LangGraph floor (no-op node)':<28} median per step {med:6.3f} ms")
+    return med
+
+
 def iter_steps(spec: str):
     return range(8) if spec.startswith("bench-loop") else range(1)
 
@@ -103,8 +133,11 @@ def main() -> None:
     n_samples = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     with tempfile.TemporaryDirectory() as tmp:
         data = write_sample(Path(tmp) / "data")
-        measure("direct (1 step)", "direct", data, n_samples)
-        measure("loop (8 steps)", "bench-loop", data, max(1, n_samples // 4))
+        floor = langgraph_floor()
+        direct = measure("direct (1 step)", "direct", data, n_samples)
+        loop = measure("loop (8 steps)", "bench-loop", data, max(1, n_samples // 4))
+        print(f"unseen's own share per step beyond LangGraph's floor: direct "
+              f"{direct - floor:.3f} ms, loop {loop - floor:.3f} ms")
 
 
 if __name__ == "__main__":

@@ -105,9 +105,13 @@ class JournalWriter:
         self.written = 0
 
     def append(self, traj: Trajectory) -> None:
+        self.append_line(traj.model_dump_json().encode())
+
+    def append_line(self, line: bytes) -> None:
+        """Append one serialized trajectory (no newline)."""
         if self._error is not None:
             raise RuntimeError(f"journal writer failed: {self._error}") from self._error
-        self._queue.put(traj.model_dump_json().encode() + b"\n")
+        self._queue.put(line + b"\n")
 
     def _loop(self) -> None:
         try:

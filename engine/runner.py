@@ -42,6 +42,15 @@ class RunResult:
     seconds: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
 
+    def add(self, status: str, error_kind: str | None, cached_steps: int) -> None:
+        """Count one finished trajectory."""
+        self.done += 1
+        self.answered += status == "answered"
+        if error_kind is not None:
+            self.by_error[error_kind] = self.by_error.get(error_kind, 0) + 1
+            self.errors += error_kind != "parse"  # a parse failure is an answer, not an error
+        self.cache_hits += cached_steps
+
 
 @dataclass
 class _Item:
@@ -50,6 +59,7 @@ class _Item:
     strategy: StrategySpec
     backend: Backend
     sample: int
+    index: tuple[int, int, int] = (0, 0, 0)  # backend, strategy, instance positions
 
 
 def _now() -> str:
@@ -70,7 +80,12 @@ class Runner:
         score: Scorer | None = None,
         workers: int | None = None,
         progress: bool = True,
+        processes: int = 1,
+        setup: Callable[[int], tuple[list[StrategySpec], list[Backend], Scorer | None]] | None = None,
     ):
+        """``processes > 1`` shards the work over that many processes, each rebuilding its
+        strategies and backends with ``setup(concurrency_per_process)`` (a picklable
+        callable), so CPU-heavy clients and graphs use more than one core."""
         self.instances = instances
         self.strategies = strategies
         self.backends = backends
@@ -81,16 +96,18 @@ class Runner:
         limits = [getattr(b, "concurrency", 8) for b in backends]
         self.workers = workers or max(4, 2 * sum(limits))
         self.progress = progress
+        self.processes = processes
+        self.setup = setup
 
     def _items(self, done: set[str]) -> Iterator[_Item]:
-        for backend in self.backends:
-            for strategy in self.strategies:
+        for b, backend in enumerate(self.backends):
+            for s, strategy in enumerate(self.strategies):
                 label = strategy.label
-                for inst in self.instances:
+                for i, inst in enumerate(self.instances):
                     for sample in range(self.samples):
                         key = trajectory_key(inst.id, label, backend.spec, sample)
                         if key not in done:
-                            yield _Item(key, inst, strategy, backend, sample)
+                            yield _Item(key, inst, strategy, backend, sample, (b, s, i))
 
     def total(self) -> int:
         return len(self.backends) * len(self.strategies) * len(self.instances) * self.samples
@@ -140,18 +157,7 @@ class Runner:
         path = self.run_dir / RUN_FILE
         path.write_text(self.config.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
-    async def run(self) -> RunResult:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._write_config()
-        journal_path = self.run_dir / JOURNAL
-        writer = JournalWriter(journal_path)
-        done = finished_keys(journal_path)
-        total = self.total()
-        result = RunResult(run_dir=self.run_dir, total=total)
-        items = self._items(done)
-        result.skipped = total - sum(1 for _ in self._items(done))
-        t_start = time.perf_counter()
-
+    def _progress(self, total: int, completed: int):
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -169,31 +175,50 @@ class Runner:
             TextColumn("[red]errors {task.fields[errors]}[/] · cached {task.fields[cached]}"),
             disable=not self.progress, transient=False,
         )
-        task = progress.add_task(
-            "run", total=total, completed=result.skipped, errors=0, cached=0, rate="0.0"
-        )
+        task = progress.add_task("run", total=total, completed=completed, errors=0, cached=0,
+                                 rate="0.0")
+        return progress, task
+
+    async def drain(self, items: Iterator[_Item], sink: Callable[[Trajectory], None]) -> None:
+        """Run items with ``self.workers`` concurrent workers; ``sink`` gets each result."""
 
         async def worker() -> None:
             for item in items:  # the shared generator hands each item out once
-                traj = await self._one(item)
-                writer.append(traj)
-                result.done += 1
-                if traj.status == "answered":
-                    result.answered += 1
-                if traj.error is not None and traj.error.kind != "parse":
-                    result.errors += 1
-                if traj.error is not None:
-                    result.by_error[traj.error.kind] = result.by_error.get(traj.error.kind, 0) + 1
-                result.cache_hits += sum(1 for s in traj.steps if s.reply.cached)
-                elapsed = time.perf_counter() - t_start
-                progress.update(
-                    task, advance=1, errors=result.errors, cached=result.cache_hits,
-                    rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0",
-                )
+                sink(await self._one(item))
+
+        await asyncio.gather(*(worker() for _ in range(self.workers)))
+
+    async def run(self) -> RunResult:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._write_config()
+        journal_path = self.run_dir / JOURNAL
+        writer = JournalWriter(journal_path)
+        done = finished_keys(journal_path)
+        total = self.total()
+        result = RunResult(run_dir=self.run_dir, total=total)
+        result.skipped = total - sum(1 for _ in self._items(done))
+        progress, task = self._progress(total, result.skipped)
+        t_start = time.perf_counter()
+
+        def count(status: str, error_kind: str | None, cached: int) -> None:
+            result.add(status, error_kind, cached)
+            elapsed = time.perf_counter() - t_start
+            progress.update(task, advance=1, errors=result.errors, cached=result.cache_hits,
+                            rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0")
+
+        def sink(traj: Trajectory) -> None:
+            writer.append(traj)
+            count(traj.status, traj.error.kind if traj.error else None,
+                  sum(1 for s in traj.steps if s.reply.cached))
 
         try:
             with progress:
-                await asyncio.gather(*(worker() for _ in range(self.workers)))
+                if self.processes > 1 and self.setup is not None:
+                    from .shards import run_sharded
+
+                    await run_sharded(self, list(self._items(done)), writer, count)
+                else:
+                    await self.drain(self._items(done), sink)
         finally:
             writer.close()
             result.seconds = time.perf_counter() - t_start

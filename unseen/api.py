@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -55,6 +56,21 @@ def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
     })
 
 
+def _setup(
+    concurrency: int, *, strategies: Sequence[str], backends: Sequence[str],
+    instances: list, cache_dir: str | Path | None, use_cache: bool, unanswered: str,
+    options: dict[str, Any],
+) -> tuple[list, list, Any]:
+    """Strategies, connected backends and the scorer: the same in the parent and in every
+    shard process (a module-level function, so ``functools.partial`` of it pickles)."""
+    specs = [build_strategy(s) for s in strategies]
+    reply_cache = ReplyCache(cache_dir) if use_cache else None
+    clients = [connect(b, concurrency=concurrency, cache=reply_cache, **options) for b in backends]
+    for c in clients:
+        c.prepare(instances)
+    return specs, clients, scorer(unanswered)
+
+
 async def run_async(
     data: str | Path | None = None,
     strategies: Sequence[str] = (settings.DEFAULT_STRATEGY,),
@@ -73,42 +89,44 @@ async def run_async(
     backoff_base_s: float = 1.0,
     unanswered: str = "full",
     progress: bool = True,
+    processes: int = 1,
 ) -> RunResult:
     """Run every strategy with every backend over a SceneFunRI dataset; see ``run``."""
     if samples < 1:
         raise RunError("--samples must be at least 1")
+    if processes < 1:
+        raise RunError("--processes must be at least 1")
     folder = Path(data) if data else ensure_sample(cache_dir)
     dataset = load_dataset(folder)
     instances = dataset.instances[:limit] if limit else dataset.instances
-    specs = [build_strategy(s) for s in strategies]
-    reply_cache = ReplyCache(cache_dir) if cache else None
-    clients = [
-        connect(b, concurrency=concurrency, timeout_s=timeout_s, max_attempts=max_attempts,
-                backoff_base_s=backoff_base_s, cache=reply_cache, box_format=box_format,
-                base_url=base_url)
-        for b in backends
-    ]
-    run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
-    config = RunConfig(
-        run=run_dir.name, data=str(folder.resolve()), dataset_fingerprint=dataset.fingerprint,
-        instances=len(instances),
-        strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
-                    for s in specs],
-        backends=[c.describe() for c in clients], samples=samples, limit=limit,
-        concurrency=concurrency, cache=cache, scoring={"unanswered": unanswered},
-        package_version=_version(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    setup = functools.partial(
+        _setup, strategies=list(strategies), backends=list(backends),
+        instances=dataset.instances, cache_dir=cache_dir, use_cache=cache, unanswered=unanswered,
+        options={"timeout_s": timeout_s, "max_attempts": max_attempts,
+                 "backoff_base_s": backoff_base_s, "box_format": box_format, "base_url": base_url},
     )
-    config = _merge_config(run_dir, config)
-    for c in clients:
-        c.prepare(dataset.instances)
-    runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
-                    score=scorer(unanswered), progress=progress)  # type: ignore[arg-type]
+    specs, clients, score = setup(concurrency)
     try:
+        run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
+        config = RunConfig(
+            run=run_dir.name, data=str(folder.resolve()),
+            dataset_fingerprint=dataset.fingerprint, instances=len(instances),
+            strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
+                        for s in specs],
+            backends=[c.describe() for c in clients], samples=samples, limit=limit,
+            concurrency=concurrency, cache=cache, scoring={"unanswered": unanswered},
+            package_version=_version(),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        config = _merge_config(run_dir, config)
+        runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
+                        score=score, progress=progress, processes=processes, setup=setup)
         return await runner.run()
     finally:
         for c in clients:
             await c.aclose()
-        if reply_cache is not None:
+        caches = {id(c.cache): c.cache for c in clients if c.cache is not None}
+        for reply_cache in caches.values():
             reply_cache.close()
 
 

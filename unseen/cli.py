@@ -61,6 +61,7 @@ def run(
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    processes: Annotated[int, typer.Option(min=1, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them).")] = 1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
@@ -78,6 +79,7 @@ def run(
             data, strategies, backends, samples=samples, limit=limit, out=run_dir,
             concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
+            processes=processes,
         )
     except KeyboardInterrupt:
         err.print(f"interrupted; finished trajectories are saved. Resume with: unseen run ... --out {run_dir}")

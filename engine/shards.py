@@ -1,0 +1,95 @@
+"""Sharding a run over processes, so CPU-heavy clients and graphs use more than one core.
+
+Each shard process rebuilds its strategies and backends with the runner's ``setup``
+callable (compiled graphs and network clients do not cross process boundaries), runs its
+slice of the work items on its own event loop, and streams each finished trajectory back as
+one JSON line; the parent alone writes the journal. A backend's concurrency limit is divided
+among the shards. A shard that dies leaves its unfinished items for the next resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import multiprocessing as mp
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .journal import JournalWriter
+
+
+def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, config: Any) -> None:
+    from .runner import Runner, _Item
+
+    try:
+        per_backend = max(1, math.ceil(config["_concurrency"]))
+        strategies, backends, score = setup(per_backend)
+        runner = Runner(instances, strategies, backends, run_dir=Path("."),
+                        config=config["run_config"], score=score, progress=False)
+        work = (_Item(key, instances[i], strategies[s], backends[b], sample, (b, s, i))
+                for key, b, s, i, sample in items)
+
+        async def go() -> None:
+            try:
+                await runner.drain(work, lambda t: conn.send_bytes(t.model_dump_json().encode()))
+            finally:
+                for backend in backends:
+                    await backend.aclose()
+
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        conn.close()
+
+
+def _receive(conn: Any, writer: JournalWriter, count: Callable, lock: threading.Lock) -> None:
+    while True:
+        try:
+            line = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        rec = json.loads(line)
+        writer.append_line(line)
+        with lock:
+            err = rec.get("error")
+            cached = sum(1 for s in rec.get("steps", []) if s["reply"].get("cached"))
+            count(rec["status"], err["kind"] if err else None, cached)
+
+
+async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Callable) -> None:
+    """Run ``items`` over ``runner.processes`` spawned processes; raise if a shard died."""
+    k = max(1, min(runner.processes, len(items)))
+    ctx = mp.get_context("spawn")  # fork is unsafe with the journal thread running
+    limit = max(getattr(b, "concurrency", 8) for b in runner.backends)
+    config = {"run_config": runner.config, "_concurrency": limit / k}
+    lock = threading.Lock()
+    procs, threads = [], []
+    for j in range(k):
+        shard = [(it.key, *it.index, it.sample) for it in items[j::k]]
+        recv_conn, send_conn = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(runner.setup, runner.instances, shard,
+                                                send_conn, config), daemon=True)
+        proc.start()
+        send_conn.close()  # the child holds the only sending end: EOF when it exits
+        thread = threading.Thread(target=_receive, args=(recv_conn, writer, count, lock),
+                                  daemon=True)
+        thread.start()
+        procs.append(proc)
+        threads.append(thread)
+    try:
+        await asyncio.to_thread(lambda: [t.join() for t in threads])
+        # every pipe is closed: the children are exiting; give them time to finish cleanly
+        await asyncio.to_thread(lambda: [p.join(timeout=30) for p in procs])
+    finally:
+        for proc in procs:  # interrupted, or a child that hangs on exit
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=10)
+    failed = [p.exitcode for p in procs if p.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {k} shard processes failed (exit codes {failed});"
+                           " finished trajectories are saved: rerun to resume")
