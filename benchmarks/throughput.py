@@ -59,14 +59,16 @@ def start_server() -> tuple[subprocess.Popen, str]:
 
 
 async def run_to(total: int, data: Path, out: Path, url: str, processes: int = 1
-                 ) -> tuple[float, int]:
+                 ) -> tuple[float, int, float]:
     samples = -(-total // 24)  # the sample set has 24 instances
     t0 = time.perf_counter()
     res = await unseen.run_async(
         data, ["direct"], ["openai:gpt-4o"], samples=samples, out=out, concurrency=CONCURRENCY,
         cache=False, base_url=url + "/v1", progress=False, timeout_s=30, processes=processes,
     )
-    return time.perf_counter() - t0, res.done
+    wall = time.perf_counter() - t0
+    steady = (res.done - 1) / (res.seconds - res.first_s) if res.done > 1 else float("nan")
+    return wall, res.done, steady
 
 
 def main() -> None:
@@ -83,18 +85,19 @@ def main() -> None:
             # warm up: imports and connection set-up are not what is measured
             asyncio.run(run_to(CONCURRENCY * 2, data, Path(tmp) / "warm", url))
             out = Path(tmp) / "run"
-            sec, done = asyncio.run(run_to(args.small, data, out, url, args.processes))
+            sec, done, steady = asyncio.run(run_to(args.small, data, out, url, args.processes))
             rate = done / sec
+            ideal = CONCURRENCY / DELAY_S
             rss_small, child_small = rss_mb(), child_peak_mb()
             print(f"{done} trajectories in {sec:.1f} s: {rate:.1f} req/s; ideal "
                   f"{CONCURRENCY / DELAY_S:.0f}; ratio {rate / (CONCURRENCY / DELAY_S):.3f} "
-                  f"(target >= 0.90)")
+                  f"(target >= 0.90); after start-up {steady:.1f} req/s, ratio {steady / ideal:.3f}")
             print(f"RSS after {done}: parent {rss_small:.0f} MB, largest shard {child_small:.0f} MB")
-            sec2, done2 = asyncio.run(run_to(args.large, data, out, url, args.processes))
+            sec2, done2, steady2 = asyncio.run(run_to(args.large, data, out, url, args.processes))
             rss_large, child_large = rss_mb(), child_peak_mb()
             rate2 = done2 / sec2
             print(f"+{done2} more in {sec2:.1f} s: {rate2:.1f} req/s; ratio "
-                  f"{rate2 / (CONCURRENCY / DELAY_S):.3f}")
+                  f"{rate2 / ideal:.3f}; after start-up {steady2:.1f} req/s, ratio {steady2 / ideal:.3f}")
             print(f"RSS after {done + done2}: parent {rss_large:.0f} MB (ratio "
                   f"{rss_large / rss_small:.3f}), largest shard {child_large:.0f} MB (ratio "
                   f"{child_large / child_small:.3f}) (target: flat, ~1.0)")

@@ -40,6 +40,7 @@ class RunResult:
     errors: int = 0
     cache_hits: int = 0
     seconds: float = 0.0
+    first_s: float | None = None  # seconds until the first trajectory finished (start-up)
     by_error: dict[str, int] = field(default_factory=dict)
 
     def add(self, status: str, error_kind: str | None, cached_steps: int) -> None:
@@ -203,6 +204,8 @@ class Runner:
         def count(status: str, error_kind: str | None, cached: int) -> None:
             result.add(status, error_kind, cached)
             elapsed = time.perf_counter() - t_start
+            if result.first_s is None:
+                result.first_s = elapsed
             progress.update(task, advance=1, errors=result.errors, cached=result.cache_hits,
                             rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0")
 

@@ -92,6 +92,34 @@ def resume(run_dir: Path, cache_dir: Path, capsys, monkeypatch, *extra: str) -> 
     return out
 
 
+# --- Ctrl-C ---------------------------------------------------------------------------------
+
+
+def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path, cache_dir):
+    run_dir = tmp_path / "interrupted"
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "--backend", SLOW_SIM, "--concurrency", "2",
+           "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
+    proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    path = journal(run_dir)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= 3:
+            break
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and f"--out {run_dir}" in err
+    n = len(records(run_dir))
+    assert 3 <= n < N
+    done = subprocess.run(cmd, env=env(), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    keys = [r["key"] for r in records(run_dir)]
+    assert len(keys) == N == len(set(keys))
+
+
 # --- a run killed with SIGKILL ------------------------------------------------------------
 
 

@@ -82,7 +82,8 @@ def run(
             processes=processes,
         )
     except KeyboardInterrupt:
-        err.print(f"interrupted; finished trajectories are saved. Resume with: unseen run ... --out {run_dir}")
+        err.print(f"interrupted: finished trajectories are saved in {run_dir}; rerun the same "
+                  f"command with --out {run_dir} to resume", soft_wrap=True, highlight=False)
         raise typer.Exit(130) from None
     if quiet:
         out.print(str(result.run_dir))
@@ -218,7 +219,9 @@ def cache_clear(
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
+        if isinstance(rc, int):  # click hands back the code of a typer.Exit here
+            sys.exit(rc)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
