@@ -228,20 +228,23 @@ def main() -> None:
         err.print("interrupted")
         sys.exit(130)
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
         if isinstance(exc, _user_errors()):
-            msg = exc.args[0] if isinstance(exc, OSError) is False and exc.args else str(exc)
-            msg = " ".join(str(msg).split())  # one line, whatever the message holds
-            # soft_wrap: never fold the line at the console width; escape: a path or a box
-            # in the message must not be read as markup
-            err.print(f"[red]error:[/] {escape(msg)}", highlight=False, markup=True,
-                      soft_wrap=True)
+            plain = isinstance(exc, OSError) or not exc.args
+            _one_line_error(str(exc) if plain else exc.args[0])
             sys.exit(2)
+        # usage errors (unknown option, bad value): typer's own or click's, by duck typing,
+        # since newer typer vendors click and older typer uses the click package
+        if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
+            _one_line_error(exc.format_message())
+            sys.exit(exc.exit_code)
         raise
+
+
+def _one_line_error(msg: object) -> None:
+    # one line whatever the message holds; soft_wrap: never fold at the console width;
+    # escape: a path or a box in the message must not be read as markup
+    msg = " ".join(str(msg).split())
+    err.print(f"[red]error:[/] {escape(msg)}", highlight=False, markup=True, soft_wrap=True)
 
 
 if __name__ == "__main__":
