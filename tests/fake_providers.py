@@ -14,7 +14,8 @@ Each request consumes the next scripted behaviour (:meth:`FakeProvider.script`),
 or the default one when the queue is empty. Behaviours are :class:`Reply`,
 :class:`Error`, :class:`Raw`, or a callable ``Recorded -> Reply | Error | Raw``.
 Every routed request is recorded in :attr:`FakeProvider.requests` (header names
-lower-cased).
+lower-cased). :meth:`FakeProvider.reset` empties the script and the record and sets the
+default, so that one running server can serve many tests.
 
 Facts about the SDKs, checked by ``tests/test_fake_providers.py``
 (openai 3.57, google-genai 3.6 with httpx2 installed, aiohttp not installed):
@@ -438,6 +439,14 @@ class FakeProvider:
     def script(self, *behaviours: Behaviour) -> None:
         with self._lock:
             self._queue.extend(behaviours)
+
+    def reset(self, default: Behaviour | None = None) -> None:
+        """Forget the scripted behaviours and the recorded requests; set the default
+        behaviour (``Reply(DEFAULT_TEXT)`` when ``default`` is None), as a new server has."""
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.default = default if default is not None else Reply(DEFAULT_TEXT)
 
     def _next(self) -> Behaviour:
         with self._lock:

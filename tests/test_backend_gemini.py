@@ -6,66 +6,34 @@ from __future__ import annotations
 
 import base64
 import json
-import math
-import socket
 import time
 from pathlib import Path
 
-import fake_providers
 import pytest
-import pytest_asyncio
 from fake_providers import Error, FakeProvider, Raw, Recorded, Reply
+from helpers import (
+    assert_failed,
+    assert_secret_not_on_disk,
+    complete_once,
+    hand_dist,
+    hand_iou,
+    image_request,
+    module_loop,
+    read_journal,
+    unused_port,
+)
 
 import unseen
 from unseen.backends import Reliable, make_backend
 from unseen.engine.types import Decoding, ImagePart, Message, Request, TextPart
-from unseen.evals.scenefunri.sample import write_sample
 from unseen.strategies.prompts import box_format_text
 
 FAST = {"backoff_base_s": 0.01}
 MODEL = "gemini-2.5-flash"
 SPEC = f"gemini:{MODEL}"
 
-# Async tests share one event loop per module, so that they can share the SDK clients: each
-# new client builds TLS contexts (~0.2 s of CPU), which would dominate this file's time.
-module_loop = pytest.mark.asyncio(loop_scope="module")
-
 
 # ----------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    return write_sample(tmp_path_factory.mktemp("sample") / "data")
-
-
-@pytest.fixture(scope="module")
-def instances(data):
-    return unseen.load_dataset(data).instances
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def fp(server):
-    """The module's fake server, with a fresh script, log and default reply."""
-    server._queue.clear()
-    server.requests.clear()
-    server.default = Reply(fake_providers.DEFAULT_TEXT)
-    return server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared():
-    """Bare backends by (model, timeout), closed when the module ends."""
-    inners: dict = {}
-    yield inners
-    for inner in inners.values():
-        await inner.aclose()
 
 
 @pytest.fixture(autouse=True)
@@ -81,27 +49,21 @@ def connect(fp: FakeProvider, model: str = MODEL, **kw):
 
 
 @pytest.fixture
-def ask(fp, shared):
+def ask(fp, shared_backends):
     """``await ask(request, model=, max_attempts=)``: one reliable call, as ``unseen.connect``
-    would make it, on a bare backend shared within the module."""
+    would make it, on a bare backend shared within the module (keyed by model and timeout)."""
 
     async def call(request: Request, model: str = MODEL, max_attempts: int = 6,
                    timeout_s: float = 30.0):
         key = (model, timeout_s)
-        if key not in shared:
-            shared[key] = make_backend(f"gemini:{model}", timeout_s=timeout_s,
-                                       base_url=fp.gemini_base_url)
-        backend = Reliable(shared[key], timeout_s=timeout_s, max_attempts=max_attempts, **FAST)
+        if key not in shared_backends:
+            shared_backends[key] = make_backend(f"gemini:{model}", timeout_s=timeout_s,
+                                                base_url=fp.gemini_base_url)
+        backend = Reliable(shared_backends[key], timeout_s=timeout_s, max_attempts=max_attempts,
+                           **FAST)
         return await backend.complete(request)
 
     return call
-
-
-def image_request(inst, decoding: Decoding | None = None, text: str = "Where is it?") -> Request:
-    return Request(
-        messages=[Message(role="user", parts=[ImagePart(path=inst.image), TextPart(text=text)])],
-        decoding=decoding or Decoding(),
-    )
 
 
 def _b64(s: str) -> bytes:
@@ -137,27 +99,6 @@ def thinking(body: dict) -> dict:
     return cfg.get("thinkingConfig") or cfg.get("thinking_config") or {}
 
 
-def read_journal(run_dir: Path) -> list[dict]:
-    lines = (run_dir / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines]
-
-
-def hand_dist(pred: list[float], gt: list[float], w: float, h: float) -> float:
-    total = 0.0
-    for xp, xg in ((pred[0], gt[0]), (pred[2], gt[2])):
-        for yp, yg in ((pred[1], gt[1]), (pred[3], gt[3])):
-            total += math.sqrt(((xp - xg) / w) ** 2 + ((yp - yg) / h) ** 2)
-    return total / 4
-
-
-def hand_iou(a: list[float], b: list[float]) -> float:
-    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union
-
-
 def gemini_error(code: int, status: str, message: str, details: list | None = None) -> Error:
     err: dict = {"code": code, "message": message, "status": status}
     if details is not None:
@@ -180,10 +121,10 @@ def quota_failure(quota_id: str) -> dict:
 # ------------------------------------------------------------------------ request shape
 
 
-def test_direct_request_shape(fp, data, instances, tmp_path):
+def test_direct_request_shape(fp, sample_data, instances, tmp_path):
     fp.default = Reply('{"box_2d": [100, 200, 300, 400]}')
-    res = unseen.run(data, ["direct"], [SPEC], out=tmp_path / "run", base_url=fp.gemini_base_url,
-                     limit=1, cache=False, progress=False, **FAST)
+    res = unseen.run(sample_data, ["direct"], [SPEC], out=tmp_path / "run",
+                     base_url=fp.gemini_base_url, limit=1, cache=False, progress=False, **FAST)
     assert res.done == 1 and res.answered == 1
     assert len(fp.requests) == 1
     rec = fp.requests[0]
@@ -212,10 +153,11 @@ def test_direct_request_shape(fp, data, instances, tmp_path):
     assert traj["prediction"] == pytest.approx([128.0, 48.0, 256.0, 144.0])
 
 
-def test_box_format_override(fp, data, tmp_path):
+def test_box_format_override(fp, sample_data, tmp_path):
     fp.default = Reply('{"box": [100, 200, 300, 400]}')
-    unseen.run(data, ["direct"], [SPEC], out=tmp_path / "run", base_url=fp.gemini_base_url,
-               limit=1, cache=False, progress=False, box_format="norm1000", **FAST)
+    unseen.run(sample_data, ["direct"], [SPEC], out=tmp_path / "run",
+               base_url=fp.gemini_base_url, limit=1, cache=False, progress=False,
+               box_format="norm1000", **FAST)
     prompt = prompt_of(fp.requests[0].body)
     assert box_format_text("norm1000", 640, 480) in prompt
     assert "box_2d" not in prompt
@@ -349,9 +291,7 @@ async def test_429_per_minute_is_rate_limit_and_retried(fp, instances, ask):
         "billing details.", [quota_failure("GenerateRequestsPerMinutePerProjectPerModel-FreeTier")])
     fp.default = per_minute
     reply = await ask(image_request(instances[0]), max_attempts=3)
-    assert reply.error is not None
-    assert reply.error.kind == "rate_limit"
-    assert reply.error.attempts == 3
+    assert_failed(reply, "rate_limit", attempts=3)
     assert len(fp.requests) == 3
 
 
@@ -364,10 +304,7 @@ async def test_429_daily_quota_is_not_retried(fp, instances, ask):
         "generate_content_free_tier_requests, limit: 250 (GenerateRequestsPerDayPerProjectPerModel).",
         [quota_failure("GenerateRequestsPerDayPerProjectPerModel-FreeTier")])
     reply = await ask(image_request(instances[0]), max_attempts=5)
-    assert reply.error is not None
-    assert reply.error.kind == "quota"
-    assert reply.error.status == 429
-    assert reply.error.attempts == 1
+    assert_failed(reply, "quota", status=429, attempts=1)
     assert len(fp.requests) == 1
 
 
@@ -375,10 +312,7 @@ async def test_429_daily_quota_is_not_retried(fp, instances, ask):
 async def test_500_retried_up_to_max_attempts(fp, instances, ask):
     fp.default = Error(500)
     reply = await ask(image_request(instances[0]), max_attempts=3)
-    assert reply.error is not None
-    assert reply.error.kind == "server"
-    assert reply.error.status == 500
-    assert reply.error.attempts == 3
+    assert_failed(reply, "server", status=500, attempts=3)
     assert len(fp.requests) == 3
     assert reply.text == ""
 
@@ -397,10 +331,7 @@ async def test_500_then_success(fp, instances, ask):
 async def test_4xx_is_client_error_not_retried(status, fp, instances, ask):
     fp.default = Error(status)
     reply = await ask(image_request(instances[0]), max_attempts=4)
-    assert reply.error is not None
-    assert reply.error.kind == "client"
-    assert reply.error.status == status
-    assert reply.error.attempts == 1
+    assert_failed(reply, "client", status=status, attempts=1)
     assert len(fp.requests) == 1
 
 
@@ -408,31 +339,17 @@ async def test_4xx_is_client_error_not_retried(status, fp, instances, ask):
 async def test_slow_reply_times_out(fp, instances):
     fp.default = Reply("late", delay=2.0)
     backend = connect(fp, timeout_s=0.3, max_attempts=1)
-    t0 = time.perf_counter()
-    try:
-        reply = await backend.complete(image_request(instances[0]))
-    finally:
-        elapsed = time.perf_counter() - t0
-        await backend.aclose()
-    assert reply.error is not None
-    assert reply.error.kind == "timeout"
-    assert reply.error.attempts == 1
+    reply, elapsed = await complete_once(backend, image_request(instances[0]))
+    assert_failed(reply, "timeout", attempts=1)
     assert elapsed < 1.0
 
 
 @module_loop
 async def test_connection_refused_is_connection_error(instances):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    backend = unseen.connect(SPEC, base_url=f"http://127.0.0.1:{port}", max_attempts=2, **FAST)
-    try:
-        reply = await backend.complete(image_request(instances[0]))
-    finally:
-        await backend.aclose()
-    assert reply.error is not None
-    assert reply.error.kind == "connection"
-    assert reply.error.attempts == 2
+    backend = unseen.connect(SPEC, base_url=f"http://127.0.0.1:{unused_port()}", max_attempts=2,
+                             **FAST)
+    reply, _ = await complete_once(backend, image_request(instances[0]))
+    assert_failed(reply, "connection", attempts=2)
 
 
 @pytest.mark.parametrize(
@@ -449,9 +366,7 @@ async def test_connection_refused_is_connection_error(instances):
 async def test_malformed_body_is_retried_then_typed(raw, fp, instances, ask):
     fp.default = raw
     reply = await ask(image_request(instances[0]), max_attempts=2)
-    assert reply.error is not None
-    assert reply.error.kind == "malformed"
-    assert reply.error.attempts == 2
+    assert_failed(reply, "malformed", attempts=2)
     assert len(fp.requests) == 2
 
 
@@ -476,9 +391,7 @@ async def test_empty_reply_is_typed_empty(variant, fp, instances, ask):
     else:
         fp.default = Reply("" if variant == "empty-text" else "  \n")
     reply = await ask(image_request(instances[0]), max_attempts=2)
-    assert reply.error is not None
-    assert reply.error.kind == "empty"
-    assert reply.error.attempts == 2  # empty replies are retried
+    assert_failed(reply, "empty", attempts=2)  # empty replies are retried
     assert len(fp.requests) == 2
 
 
@@ -490,7 +403,7 @@ ANSWERED = {0: [100, 200, 300, 400], 1: [500, 100, 900, 600], 2: [10, 20, 990, 9
 MALFORMED, FAILING = 2, 5
 
 
-def test_run_end_to_end(fp, data, instances, tmp_path):
+def test_run_end_to_end(fp, sample_data, instances, tmp_path):
     answered = {i: b for i, b in ANSWERED.items() if i != MALFORMED}
     answered[3] = [0, 0, 1000, 1000]
     by_image = {Path(inst.image).read_bytes(): i for i, inst in enumerate(instances[:6])}
@@ -507,8 +420,8 @@ def test_run_end_to_end(fp, data, instances, tmp_path):
 
     fp.default = behave
     run_dir = tmp_path / "run"
-    res = unseen.run(data, ["direct"], [SPEC], out=run_dir, base_url=fp.gemini_base_url, limit=6,
-                     cache=False, progress=False, max_attempts=2, timeout_s=10, **FAST)
+    res = unseen.run(sample_data, ["direct"], [SPEC], out=run_dir, base_url=fp.gemini_base_url,
+                     limit=6, cache=False, progress=False, max_attempts=2, timeout_s=10, **FAST)
     assert res.done == 6 and res.answered == 4
 
     rows = read_journal(run_dir)
@@ -562,7 +475,7 @@ def test_run_end_to_end(fp, data, instances, tmp_path):
 SECRET = "sk-SECRET-abc123"
 
 
-def test_api_key_never_written(fp, data, instances, tmp_path, monkeypatch):
+def test_api_key_never_written(fp, sample_data, instances, tmp_path, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", SECRET)
     failing = Path(instances[2].image).read_bytes()
 
@@ -574,9 +487,9 @@ def test_api_key_never_written(fp, data, instances, tmp_path, monkeypatch):
     fp.default = behave
     cache_dir = tmp_path / "cache"
     for name in ("run1", "run2"):
-        unseen.run(data, ["direct"], [SPEC], out=tmp_path / name, base_url=fp.gemini_base_url,
-                   limit=3, cache=True, cache_dir=cache_dir, progress=False, max_attempts=1,
-                   **FAST)
+        unseen.run(sample_data, ["direct"], [SPEC], out=tmp_path / name,
+                   base_url=fp.gemini_base_url, limit=3, cache=True, cache_dir=cache_dir,
+                   progress=False, max_attempts=1, **FAST)
     # the key was really used...
     assert all(r.headers["x-goog-api-key"] == SECRET for r in fp.requests)
     # ...the second run was served from the cache (the failure is retried, never cached)
@@ -584,9 +497,4 @@ def test_api_key_never_written(fp, data, instances, tmp_path, monkeypatch):
     second = read_journal(tmp_path / "run2")
     assert sum(r["steps"][0]["reply"]["cached"] for r in second) == 2
     # ...and it is nowhere on disk
-    files = [p for d in (tmp_path / "run1", tmp_path / "run2", cache_dir) for p in d.rglob("*")
-             if p.is_file()]
-    assert any(p.name == "trajectories.jsonl" for p in files)
-    assert any(p.name.startswith("replies.sqlite") for p in files)
-    for p in files:
-        assert SECRET.encode() not in p.read_bytes(), p
+    assert_secret_not_on_disk(SECRET, tmp_path / "run1", tmp_path / "run2", cache_dir)

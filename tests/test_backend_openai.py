@@ -6,66 +6,34 @@ from __future__ import annotations
 
 import base64
 import json
-import math
-import socket
 import time
 from pathlib import Path
 
-import fake_providers
 import pytest
-import pytest_asyncio
 from fake_providers import Error, FakeProvider, Raw, Recorded, Reply
+from helpers import (
+    assert_failed,
+    assert_secret_not_on_disk,
+    complete_once,
+    hand_dist,
+    hand_iou,
+    image_request,
+    module_loop,
+    read_journal,
+    unused_port,
+)
 
 import unseen
 from unseen.backends import Reliable, make_backend
-from unseen.engine.types import Decoding, ImagePart, Message, Request, TextPart
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.engine.types import Decoding, Request
 from unseen.strategies.prompts import box_format_text
 
 FAST = {"backoff_base_s": 0.01}
 KINDS = ["openai", "vllm"]
 VLLM_MODEL = "Qwen/Qwen3-VL-8B"
 
-# Async tests share one event loop per module, so that they can share the SDK clients: each
-# new client builds TLS contexts (~0.1-0.2 s of CPU), which would dominate this file's time.
-module_loop = pytest.mark.asyncio(loop_scope="module")
-
 
 # ----------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    return write_sample(tmp_path_factory.mktemp("sample") / "data")
-
-
-@pytest.fixture(scope="module")
-def instances(data):
-    return unseen.load_dataset(data).instances
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def fp(server):
-    """The module's fake server, with a fresh script, log and default reply."""
-    server._queue.clear()
-    server.requests.clear()
-    server.default = Reply(fake_providers.DEFAULT_TEXT)
-    return server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared():
-    """Bare backends by (spec, timeout), closed when the module ends."""
-    inners: dict = {}
-    yield inners
-    for inner in inners.values():
-        await inner.aclose()
 
 
 @pytest.fixture(autouse=True)
@@ -96,25 +64,20 @@ def spec_and_url(kind: str, fp: FakeProvider) -> tuple[str, str | None]:
     return f"vllm:{VLLM_MODEL}@{fp.url}", None
 
 
-def image_request(inst, decoding: Decoding | None = None, text: str = "Where is it?") -> Request:
-    return Request(
-        messages=[Message(role="user", parts=[ImagePart(path=inst.image), TextPart(text=text)])],
-        decoding=decoding or Decoding(),
-    )
-
-
 @pytest.fixture
-def ask(fp, shared):
+def ask(fp, shared_backends):
     """``await ask(kind, request, model=, max_attempts=, timeout_s=)``: one reliable call, as
-    ``unseen.connect`` would make it, on a bare backend shared within the module."""
+    ``unseen.connect`` would make it, on a bare backend shared within the module (keyed by
+    spec and timeout)."""
 
     async def call(kind: str, request: Request, model: str | None = None,
                    max_attempts: int = 6, timeout_s: float = 30.0):
         key = (spec_of(kind, fp, model), timeout_s)
-        if key not in shared:
+        if key not in shared_backends:
             opts = {"api_key": "sk-test", "base_url": fp.openai_base_url} if kind == "openai" else {}
-            shared[key] = make_backend(key[0], timeout_s=timeout_s, **opts)
-        backend = Reliable(shared[key], timeout_s=timeout_s, max_attempts=max_attempts, **FAST)
+            shared_backends[key] = make_backend(key[0], timeout_s=timeout_s, **opts)
+        backend = Reliable(shared_backends[key], timeout_s=timeout_s, max_attempts=max_attempts,
+                           **FAST)
         return await backend.complete(request)
 
     return call
@@ -147,37 +110,16 @@ def prompt_of(body: dict) -> str:
     return "\n".join(texts)
 
 
-def read_journal(run_dir: Path) -> list[dict]:
-    lines = (run_dir / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines]
-
-
-def hand_dist(pred: list[float], gt: list[float], w: float, h: float) -> float:
-    total = 0.0
-    for xp, xg in ((pred[0], gt[0]), (pred[2], gt[2])):
-        for yp, yg in ((pred[1], gt[1]), (pred[3], gt[3])):
-            total += math.sqrt(((xp - xg) / w) ** 2 + ((yp - yg) / h) ** 2)
-    return total / 4
-
-
-def hand_iou(a: list[float], b: list[float]) -> float:
-    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union
-
-
 # ------------------------------------------------------------------------ request shape
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_direct_request_shape(kind, fp, data, instances, tmp_path, monkeypatch):
+def test_direct_request_shape(kind, fp, sample_data, instances, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     fp.default = Reply('{"box": [100, 200, 300, 400]}')
     spec, base_url = spec_and_url(kind, fp)
-    res = unseen.run(data, ["direct"], [spec], out=tmp_path / "run", base_url=base_url, limit=1,
-                     cache=False, progress=False, **FAST)
+    res = unseen.run(sample_data, ["direct"], [spec], out=tmp_path / "run", base_url=base_url,
+                     limit=1, cache=False, progress=False, **FAST)
     assert res.done == 1 and res.answered == 1
     assert len(fp.requests) == 1
     rec = fp.requests[0]
@@ -205,10 +147,11 @@ def test_direct_request_shape(kind, fp, data, instances, tmp_path, monkeypatch):
     assert traj["prediction"] == pytest.approx([64.0, 96.0, 192.0, 192.0])
 
 
-def test_box_format_override_changes_prompt_and_reading(fp, data, instances, tmp_path, monkeypatch):
+def test_box_format_override_changes_prompt_and_reading(fp, sample_data, instances, tmp_path,
+                                                        monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     fp.default = Reply('{"box": [100, 200, 300, 400]}')
-    unseen.run(data, ["direct"], ["openai:gpt-4o"], out=tmp_path / "run",
+    unseen.run(sample_data, ["direct"], ["openai:gpt-4o"], out=tmp_path / "run",
                base_url=fp.openai_base_url, limit=1, cache=False, progress=False,
                box_format="pixel", **FAST)
     prompt = prompt_of(fp.requests[0].body)
@@ -365,10 +308,7 @@ async def test_429_quota_exhausted_is_not_retried(kind, fp, instances, ask):
         "message": "You exceeded your current quota, please check your plan and billing details.",
         "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}})
     reply = await ask(kind, image_request(instances[0]), max_attempts=5)
-    assert not reply.ok
-    assert reply.error.kind == "quota"
-    assert reply.error.status == 429
-    assert reply.error.attempts == 1
+    assert_failed(reply, "quota", status=429, attempts=1)
     assert len(fp.requests) == 1
 
 
@@ -377,10 +317,7 @@ async def test_429_quota_exhausted_is_not_retried(kind, fp, instances, ask):
 async def test_500_retried_up_to_max_attempts(kind, fp, instances, ask):
     fp.default = Error(500)
     reply = await ask(kind, image_request(instances[0]), max_attempts=3)
-    assert not reply.ok
-    assert reply.error.kind == "server"
-    assert reply.error.status == 500
-    assert reply.error.attempts == 3
+    assert_failed(reply, "server", status=500, attempts=3)
     assert len(fp.requests) == 3
     assert reply.text == ""
 
@@ -401,10 +338,7 @@ async def test_500_then_success(kind, fp, instances, ask):
 async def test_4xx_is_client_error_not_retried(kind, status, fp, instances, ask):
     fp.default = Error(status)
     reply = await ask(kind, image_request(instances[0]), max_attempts=4)
-    assert not reply.ok
-    assert reply.error.kind == "client"
-    assert reply.error.status == status
-    assert reply.error.attempts == 1
+    assert_failed(reply, "client", status=status, attempts=1)
     assert len(fp.requests) == 1
 
 
@@ -413,37 +347,22 @@ async def test_4xx_is_client_error_not_retried(kind, status, fp, instances, ask)
 async def test_slow_reply_times_out(kind, fp, instances):
     fp.default = Reply("late", delay=2.0)
     backend = connect(kind, fp, timeout_s=0.3, max_attempts=1)
-    t0 = time.perf_counter()
-    try:
-        reply = await backend.complete(image_request(instances[0]))
-    finally:
-        elapsed = time.perf_counter() - t0
-        await backend.aclose()
-    assert not reply.ok
-    assert reply.error.kind == "timeout"
-    assert reply.error.attempts == 1
+    reply, elapsed = await complete_once(backend, image_request(instances[0]))
+    assert_failed(reply, "timeout", attempts=1)
     assert elapsed < 1.0
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @module_loop
 async def test_connection_refused_is_connection_error(kind, instances):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{unused_port()}"
     if kind == "openai":
         backend = unseen.connect("openai:gpt-4o", api_key="sk-test", base_url=url + "/v1",
                                  max_attempts=2, **FAST)
     else:
         backend = unseen.connect(f"vllm:{VLLM_MODEL}@{url}", max_attempts=2, **FAST)
-    try:
-        reply = await backend.complete(image_request(instances[0]))
-    finally:
-        await backend.aclose()
-    assert reply.error is not None
-    assert reply.error.kind == "connection"
-    assert reply.error.attempts == 2
+    reply, _ = await complete_once(backend, image_request(instances[0]))
+    assert_failed(reply, "connection", attempts=2)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -463,9 +382,7 @@ async def test_connection_refused_is_connection_error(kind, instances):
 async def test_malformed_body_is_retried_then_typed(kind, raw, fp, instances, ask):
     fp.default = raw
     reply = await ask(kind, image_request(instances[0]), max_attempts=2)
-    assert not reply.ok
-    assert reply.error.kind == "malformed"
-    assert reply.error.attempts == 2
+    assert_failed(reply, "malformed", attempts=2)
     assert len(fp.requests) == 2
 
 
@@ -485,9 +402,7 @@ async def test_malformed_then_success(kind, fp, instances, ask):
 async def test_empty_text_is_typed_empty(kind, text, fp, instances, ask):
     fp.default = Reply(text)
     reply = await ask(kind, image_request(instances[0]), max_attempts=2)
-    assert not reply.ok
-    assert reply.error.kind == "empty"
-    assert reply.error.attempts == 2  # empty replies are retried
+    assert_failed(reply, "empty", attempts=2)  # empty replies are retried
     assert len(fp.requests) == 2
 
 
@@ -499,7 +414,7 @@ MALFORMED, FAILING = 3, 5
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_run_end_to_end(kind, fp, data, instances, tmp_path, monkeypatch):
+def test_run_end_to_end(kind, fp, sample_data, instances, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     by_image = {Path(inst.image).read_bytes(): i for i, inst in enumerate(instances[:6])}
 
@@ -516,7 +431,7 @@ def test_run_end_to_end(kind, fp, data, instances, tmp_path, monkeypatch):
     fp.default = behave
     spec, base_url = spec_and_url(kind, fp)
     run_dir = tmp_path / "run"
-    res = unseen.run(data, ["direct"], [spec], out=run_dir, base_url=base_url, limit=6,
+    res = unseen.run(sample_data, ["direct"], [spec], out=run_dir, base_url=base_url, limit=6,
                      cache=False, progress=False, max_attempts=2, timeout_s=10, **FAST)
     assert res.done == 6 and res.answered == 4
 
@@ -579,7 +494,7 @@ SECRET = "sk-SECRET-abc123"
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_api_key_never_written(kind, fp, data, instances, tmp_path, monkeypatch):
+def test_api_key_never_written(kind, fp, sample_data, instances, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY" if kind == "openai" else "VLLM_API_KEY", SECRET)
     failing = Path(instances[2].image).read_bytes()
 
@@ -592,8 +507,9 @@ def test_api_key_never_written(kind, fp, data, instances, tmp_path, monkeypatch)
     spec, base_url = spec_and_url(kind, fp)
     cache_dir = tmp_path / "cache"
     for name in ("run1", "run2"):
-        unseen.run(data, ["direct"], [spec], out=tmp_path / name, base_url=base_url, limit=3,
-                   cache=True, cache_dir=cache_dir, progress=False, max_attempts=1, **FAST)
+        unseen.run(sample_data, ["direct"], [spec], out=tmp_path / name, base_url=base_url,
+                   limit=3, cache=True, cache_dir=cache_dir, progress=False, max_attempts=1,
+                   **FAST)
     # the key was really used...
     assert all(r.headers["authorization"] == f"Bearer {SECRET}" for r in fp.requests)
     # ...the second run was served from the cache (the failure is retried, never cached)
@@ -601,9 +517,4 @@ def test_api_key_never_written(kind, fp, data, instances, tmp_path, monkeypatch)
     second = read_journal(tmp_path / "run2")
     assert sum(r["steps"][0]["reply"]["cached"] for r in second) == 2
     # ...and it is nowhere on disk
-    files = [p for d in (tmp_path / "run1", tmp_path / "run2", cache_dir) for p in d.rglob("*")
-             if p.is_file()]
-    assert any(p.name == "trajectories.jsonl" for p in files)
-    assert any(p.name.startswith("replies.sqlite") for p in files)
-    for p in files:
-        assert SECRET.encode() not in p.read_bytes(), p
+    assert_secret_not_on_disk(SECRET, tmp_path / "run1", tmp_path / "run2", cache_dir)

@@ -2,7 +2,8 @@
 data and cache commands.
 
 Error exits go through ``unseen.cli.main`` (the wrapper that turns user errors into one line
-and exit status 2): in a subprocess, or in-process with ``sys.argv`` patched.
+and exit status 2): in a subprocess, or in-process with ``sys.argv`` patched (the ``run_main``
+fixture of conftest.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typer.testing import CliRunner
 
 from unseen import cli
 from unseen.evals.scenefunri import load_dataset
-from unseen.evals.scenefunri.sample import SAMPLE_SIZE, write_sample
+from unseen.evals.scenefunri.sample import SAMPLE_SIZE
 
 N = SAMPLE_SIZE
 SECRET = "sk-unseen-test-SECRET-0123456789"
@@ -50,21 +51,9 @@ def unseen_sub(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPr
                           timeout=120)
 
 
-def run_main(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    """``unseen.cli.main`` in-process: (exit status, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["unseen", *argv])
-    capsys.readouterr()
-    try:
-        cli.main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def ok(argv: list[str], capsys, monkeypatch) -> str:
-    code, out, err = run_main(argv, capsys, monkeypatch)
+def ok(run_main, argv: list[str]) -> str:
+    """``run_main(argv)`` that must succeed: its stdout."""
+    code, out, err = run_main(argv)
     assert code == 0, err
     return out
 
@@ -111,16 +100,6 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("UNSEEN_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cache")
-
-
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
-    return write_sample(tmp_path_factory.mktemp("sample") / "data")
 
 
 @pytest.fixture(scope="module")
@@ -172,35 +151,32 @@ def test_default_run_subprocess(tmp_path):
     assert all(r["simulated"] and r["backend"] == "sim" for r in recs)
 
 
-def test_real_provider_run_keeps_key_out_of_run_json_and_fills_cache(tmp_path, sample, capsys,
-                                                                     monkeypatch):
+def test_real_provider_run_keeps_key_out_of_run_json_and_fills_cache(tmp_path, sample_data,
+                                                                     run_main, monkeypatch):
     """openai against a local fake server: the key is sent, never saved; replies are cached."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     cache, run_dir = tmp_path / "C", tmp_path / "R"
     with FakeProvider(FakeReply('{"box": [100, 100, 300, 300]}')) as fp:
-        ok(["run", "--data", str(sample), "-b", "openai:gpt-4o", "--base-url", fp.openai_base_url,
-            "--limit", "2", "--cache-dir", str(cache), "--out", str(run_dir), "--quiet"],
-           capsys, monkeypatch)
+        ok(run_main, ["run", "--data", str(sample_data), "-b", "openai:gpt-4o",
+                      "--base-url", fp.openai_base_url, "--limit", "2", "--cache-dir", str(cache),
+                      "--out", str(run_dir), "--quiet"])
         assert len(fp.requests) == 2
         assert SECRET in fp.requests[0].headers.get("authorization", "")
     text = (run_dir / "run.json").read_text()
     assert SECRET not in text and keylike_fields(json.loads(text)) == []
     assert SECRET not in (run_dir / "trajectories.jsonl").read_text()
 
-    stats = json.loads(ok(["cache", "stats", "--cache-dir", str(cache), "--json"], capsys,
-                          monkeypatch))
+    stats = json.loads(ok(run_main, ["cache", "stats", "--cache-dir", str(cache), "--json"]))
     assert stats["entries"] == 2 and stats["bytes"] > 0
     assert Path(stats["path"]).parent == cache
     assert sum(r["entries"] for r in stats["by_model"]) == 2
     assert any(r["model"] == "gpt-4o" for r in stats["by_model"])
 
-    out = ok(["cache", "clear", "--cache-dir", str(cache), "--backend", "gemini"], capsys,
-             monkeypatch)
+    out = ok(run_main, ["cache", "clear", "--cache-dir", str(cache), "--backend", "gemini"])
     assert "deleted 0" in out
-    out = ok(["cache", "clear", "--cache-dir", str(cache)], capsys, monkeypatch)
+    out = ok(run_main, ["cache", "clear", "--cache-dir", str(cache)])
     assert "deleted 2" in out
-    stats = json.loads(ok(["cache", "stats", "--cache-dir", str(cache), "--json"], capsys,
-                          monkeypatch))
+    stats = json.loads(ok(run_main, ["cache", "stats", "--cache-dir", str(cache), "--json"]))
     assert stats["entries"] == 0 and stats["by_model"] == []
 
 
@@ -241,11 +217,11 @@ BAD_DATA = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_DATA))
-def test_bad_dataset_is_one_line_error(case, sample, tmp_path, capsys, monkeypatch):
+def test_bad_dataset_is_one_line_error(case, sample_data, tmp_path, run_main):
     edit, needles = BAD_DATA[case]
-    data = _broken(sample, tmp_path / case, edit)
+    data = _broken(sample_data, tmp_path / case, edit)
     code, out, err = run_main(["run", "--data", str(data), "--out", str(tmp_path / "R"),
-                               "--cache-dir", str(tmp_path / "C")], capsys, monkeypatch)
+                               "--cache-dir", str(tmp_path / "C")])
     assert_user_error(code, out, err, *needles)
     assert not (tmp_path / "R").exists()
 
@@ -260,36 +236,34 @@ BAD_RUN = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_RUN))
-def test_bad_run_option_is_one_line_error(case, cache_dir, tmp_path, capsys, monkeypatch):
+def test_bad_run_option_is_one_line_error(case, cache_dir, tmp_path, run_main):
     args, needles = BAD_RUN[case]
     code, out, err = run_main(["run", *args, "--out", str(tmp_path / "R"), "--cache-dir",
-                               str(cache_dir)], capsys, monkeypatch)
+                               str(cache_dir)])
     assert_user_error(code, out, err, *needles)
     assert not (tmp_path / "R").exists()
 
 
-def test_openai_without_key_in_process(cache_dir, tmp_path, capsys, monkeypatch):
+def test_openai_without_key_in_process(cache_dir, tmp_path, run_main, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     code, out, err = run_main(["run", "-b", "openai:gpt-4o", "--out", str(tmp_path / "R"),
-                               "--cache-dir", str(cache_dir)], capsys, monkeypatch)
+                               "--cache-dir", str(cache_dir)])
     assert_user_error(code, out, err, "OPENAI_API_KEY")
 
 
-def test_compare_on_non_run_dir(tmp_path, capsys, monkeypatch):
+def test_compare_on_non_run_dir(tmp_path, run_main):
     (tmp_path / "empty").mkdir()
-    code, out, err = run_main(["compare", str(tmp_path / "empty")], capsys, monkeypatch)
+    code, out, err = run_main(["compare", str(tmp_path / "empty")])
     assert_user_error(code, out, err, "not a run directory")
-    code, out, err = run_main(["compare", str(tmp_path / "absent")], capsys, monkeypatch)
+    code, out, err = run_main(["compare", str(tmp_path / "absent")])
     assert_user_error(code, out, err, "absent")
 
 
-def test_compare_unknown_format_and_baseline(runs, capsys, monkeypatch):
-    code, out, err = run_main(["compare", str(runs["sim"]), "--format", "xml"], capsys,
-                              monkeypatch)
+def test_compare_unknown_format_and_baseline(runs, run_main):
+    code, out, err = run_main(["compare", str(runs["sim"]), "--format", "xml"])
     assert_user_error(code, out, err, "xml")
-    code, out, err = run_main(["compare", str(runs["sim"]), "--baseline", "no-such"], capsys,
-                              monkeypatch)
+    code, out, err = run_main(["compare", str(runs["sim"]), "--baseline", "no-such"])
     assert_user_error(code, out, err, "no-such")
 
 
@@ -316,9 +290,9 @@ def expected_rows(*run_dirs: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-def test_compare_json_matches_journal(runs, capsys, monkeypatch):
-    rows = json.loads(ok(["compare", str(runs["sim"]), str(runs["rule"]), "--format", "json"],
-                         capsys, monkeypatch))
+def test_compare_json_matches_journal(runs, run_main):
+    rows = json.loads(ok(run_main, ["compare", str(runs["sim"]), str(runs["rule"]),
+                                    "--format", "json"]))
     expect = expected_rows(runs["sim"], runs["rule"])
     assert {(r["model"], r["strategy"]) for r in rows} == set(expect) == {
         ("sim-default", "direct"), ("sim-default", "direct:temperature=0.5"),
@@ -337,9 +311,9 @@ def test_compare_json_matches_journal(runs, capsys, monkeypatch):
     assert rule["answered"] == 100
 
 
-def test_compare_baseline_deltas(runs, capsys, monkeypatch):
-    rows = json.loads(ok(["compare", str(runs["sim"]), str(runs["rule"]), "--baseline", "direct",
-                          "--format", "json"], capsys, monkeypatch))
+def test_compare_baseline_deltas(runs, run_main):
+    rows = json.loads(ok(run_main, ["compare", str(runs["sim"]), str(runs["rule"]),
+                                    "--baseline", "direct", "--format", "json"]))
     by = {(r["model"], r["strategy"]): r for r in rows}
     metrics = ("cacc75", "cacc50", "miou", "dist")
     for key in (("sim-default", "direct"), ("baseline-center", "direct")):
@@ -349,38 +323,39 @@ def test_compare_baseline_deltas(runs, capsys, monkeypatch):
         assert other[f"delta_{m}"] == pytest.approx(other[m] - base[m])
 
 
-def test_compare_text_formats(runs, capsys, monkeypatch):
+def test_compare_text_formats(runs, run_main):
     dirs = [str(runs["sim"]), str(runs["rule"])]
-    text = ok(["compare", *dirs, "--format", "csv"], capsys, monkeypatch)
+    text = ok(run_main, ["compare", *dirs, "--format", "csv"])
     table = list(csv.DictReader(io.StringIO(text)))
     assert len(table) == 3
     assert {"model", "strategy", "n", "cacc75", "miou", "dist"} <= set(table[0])
     assert {row["model"] for row in table} == {"sim-default", "baseline-center"}
 
-    md = ok(["compare", *dirs, "--format", "md"], capsys, monkeypatch).strip().splitlines()
+    md = ok(run_main, ["compare", *dirs, "--format", "md"]).strip().splitlines()
     assert len(md) == 2 + 3 and all(line.startswith("|") and line.endswith("|") for line in md)
     assert "CAcc@75" in md[0] and set(md[1]) <= set("|-: ")
 
-    latex = ok(["compare", *dirs, "--format", "latex"], capsys, monkeypatch)
+    latex = ok(run_main, ["compare", *dirs, "--format", "latex"])
     assert r"\begin{tabular}" in latex and r"\toprule" in latex and r"\bottomrule" in latex
     assert latex.count(r"\\") == 1 + 3
 
-    table_out = ok(["compare", *dirs], capsys, monkeypatch)
+    table_out = ok(run_main, ["compare", *dirs])
     assert "(sim)" in table_out and "(rule)" in table_out and "SIMULATED" in table_out
 
 
 # --- show -------------------------------------------------------------------------------------
 
 
-def test_show_summary_and_instance(runs, sample, capsys, monkeypatch):
+def test_show_summary_and_instance(runs, sample_data, run_main):
     run_dir = runs["sim"]
-    out = ok(["show", str(run_dir)], capsys, monkeypatch)
+    out = ok(run_main, ["show", str(run_dir)])
     assert "sim-default" in out and "syn-0" in out
 
-    out = ok(["show", str(run_dir), "syn-000", "--strategy", "direct"], capsys, monkeypatch)
+    out = ok(run_main, ["show", str(run_dir), "syn-000", "--strategy", "direct"])
     rec = next(r for r in latest_records(run_dir)
                if r["instance_id"] == "syn-000" and r["strategy"] == "direct")
-    instruction = json.loads((sample / "instances.jsonl").read_text().splitlines()[0])["instruction"]
+    first = (sample_data / "instances.jsonl").read_text().splitlines()[0]
+    instruction = json.loads(first)["instruction"]
     assert instruction in out and "prompt" in out
     assert rec["steps"][0]["prompt"].splitlines()[0] in out
     assert "SIMULATED" in out
@@ -389,8 +364,8 @@ def test_show_summary_and_instance(runs, sample, capsys, monkeypatch):
     assert box in out
 
 
-def test_show_unknown_instance_is_one_line_error(runs, capsys, monkeypatch):
-    code, out, err = run_main(["show", str(runs["sim"]), "nope"], capsys, monkeypatch)
+def test_show_unknown_instance_is_one_line_error(runs, run_main):
+    code, out, err = run_main(["show", str(runs["sim"]), "nope"])
     assert_user_error(code, out, err, "nope")
 
 
@@ -412,14 +387,14 @@ def test_backends_lists_every_provider():
         assert re.search(rf"(^|\W){re.escape(name)}(\W|$)", res.output, re.M), name
 
 
-def test_data_sample_writes_loadable_dataset(tmp_path, sample):
+def test_data_sample_writes_loadable_dataset(tmp_path, sample_data):
     out = tmp_path / "D"
     res = CliRunner().invoke(cli.app, ["data", "sample", "--out", str(out)])
     assert res.exit_code == 0, res.output
     ds = load_dataset(out)
     assert len(ds) == N
     assert ds.fingerprint in res.output.replace("\n", "")
-    assert ds.fingerprint == load_dataset(sample).fingerprint  # deterministic
+    assert ds.fingerprint == load_dataset(sample_data).fingerprint  # deterministic
 
 
 def test_cache_stats_and_clear_on_empty_dir(tmp_path):
@@ -443,11 +418,11 @@ def test_help(args):
     assert "Usage" in res.output
 
 
-def test_help_through_main(capsys, monkeypatch):
-    out = ok(["--help"], capsys, monkeypatch)
+def test_help_through_main(run_main):
+    out = ok(run_main, ["--help"])
     for command in ("run", "compare", "show", "strategies", "backends", "data", "cache"):
         assert command in out
-    out = ok(["run", "--help"], capsys, monkeypatch)
+    out = ok(run_main, ["run", "--help"])
     for option in ("--data", "--strategy", "--backend", "--out", "--cache-dir", "--quiet"):
         assert option in out
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from unseen import cli
 from unseen.api import run as api_run
 from unseen.evals.scenefunri.sample import SAMPLE_SIZE, write_sample
 
@@ -50,24 +49,6 @@ def env() -> dict[str, str]:
     return e
 
 
-def run_main(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    """``unseen.cli.main`` in-process: (exit status, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["unseen", *argv])
-    capsys.readouterr()
-    try:
-        cli.main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cache")
-
-
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, cache_dir) -> Path:
     """A finished default run (sample set, direct, sim), copied by each test that edits it."""
@@ -84,10 +65,10 @@ def run_copy(finished, tmp_path) -> Path:
     return dst
 
 
-def resume(run_dir: Path, cache_dir: Path, capsys, monkeypatch, *extra: str) -> str:
-    code, out, err = run_main(
-        ["run", "--out", str(run_dir), "--cache-dir", str(cache_dir), *extra], capsys, monkeypatch
-    )
+def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
+    """``unseen run`` into ``run_dir`` again, in-process; must succeed: its stdout."""
+    code, out, err = run_main(["run", "--out", str(run_dir), "--cache-dir", str(cache_dir),
+                               *extra])
     assert code == 0, err
     return out
 
@@ -179,23 +160,22 @@ def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir):
 # --- a torn last line ---------------------------------------------------------------------
 
 
-def test_torn_last_line_of_finished_run_is_cut(run_copy, cache_dir, capsys, monkeypatch):
+def test_torn_last_line_of_finished_run_is_cut(run_copy, cache_dir, run_main):
     path = journal(run_copy)
     original = path.read_bytes()
     first = original.splitlines()[0]
     with open(path, "ab") as fh:
         fh.write(first[: len(first) // 2])  # half a record, no newline
-    resume(run_copy, cache_dir, capsys, monkeypatch, "--quiet")
+    resume(run_main, run_copy, cache_dir, "--quiet")
     assert path.read_bytes() == original
 
 
-def test_torn_record_of_unfinished_key_is_rerun_once(run_copy, finished, cache_dir, capsys,
-                                                     monkeypatch):
+def test_torn_record_of_unfinished_key_is_rerun_once(run_copy, finished, cache_dir, run_main):
     path = journal(run_copy)
     lines = path.read_bytes().splitlines(keepends=True)
     last = lines[-1]
     path.write_bytes(b"".join(lines[:-1]) + last[: len(last) // 2])  # the writer died mid-line
-    resume(run_copy, cache_dir, capsys, monkeypatch, "--quiet")
+    resume(run_main, run_copy, cache_dir, "--quiet")
     recs = records(run_copy)
     assert len(recs) == N and len({r["key"] for r in recs}) == N
     assert recs[-1]["key"] == json.loads(last)["key"]
@@ -205,23 +185,23 @@ def test_torn_record_of_unfinished_key_is_rerun_once(run_copy, finished, cache_d
 # --- finished runs and retryable failures ---------------------------------------------------
 
 
-def test_rerunning_a_finished_run_adds_nothing(run_copy, cache_dir, capsys, monkeypatch):
+def test_rerunning_a_finished_run_adds_nothing(run_copy, cache_dir, run_main):
     path = journal(run_copy)
     original = path.read_bytes()
-    out = resume(run_copy, cache_dir, capsys, monkeypatch)
+    out = resume(run_main, run_copy, cache_dir)
     assert path.read_bytes() == original
     assert f"resumed: {N} trajectories were already done" in out
     assert "0 new trajectories" in out
 
 
-def _compare_json(run_dir: Path, capsys, monkeypatch) -> list[dict]:
-    code, out, err = run_main(["compare", str(run_dir), "--format", "json"], capsys, monkeypatch)
+def _compare_json(run_main, run_dir: Path) -> list[dict]:
+    code, out, err = run_main(["compare", str(run_dir), "--format", "json"])
     assert code == 0, err
     return json.loads(out)
 
 
 def test_retryable_failure_is_retried_and_latest_record_wins(run_copy, finished, cache_dir,
-                                                             capsys, monkeypatch):
+                                                             run_main):
     path = journal(run_copy)
     recs = records(run_copy)
     failed, parse_failed = recs[3], recs[7]
@@ -236,10 +216,10 @@ def test_retryable_failure_is_retried_and_latest_record_wins(run_copy, finished,
     recs[3], recs[7] = edited, parsed
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
 
-    [row] = _compare_json(run_copy, capsys, monkeypatch)
+    [row] = _compare_json(run_main, run_copy)
     assert row["n"] == N and row["answered"] == pytest.approx(100 * (N - 2) / N)
 
-    resume(run_copy, cache_dir, capsys, monkeypatch, "--quiet")
+    resume(run_main, run_copy, cache_dir, "--quiet")
     after = records(run_copy)
     assert len(after) == N + 1, "only the server failure is retried"
     assert after[:N] == recs
@@ -250,8 +230,8 @@ def test_retryable_failure_is_retried_and_latest_record_wins(run_copy, finished,
     assert retried["metrics"] == failed["metrics"]
 
     # compare reads the latest record of each key: the retry, not the failure
-    [row] = _compare_json(run_copy, capsys, monkeypatch)
-    [ref] = _compare_json(finished, capsys, monkeypatch)
+    [row] = _compare_json(run_main, run_copy)
+    [ref] = _compare_json(run_main, finished)
     assert row["n"] == N
     assert row["answered"] == pytest.approx(100 * (N - 1) / N)  # the parse failure stays
     latest = {r["key"]: r for r in after}
@@ -261,14 +241,14 @@ def test_retryable_failure_is_retried_and_latest_record_wins(run_copy, finished,
     assert row["miou"] == pytest.approx(ref["miou"])  # the edited parse record kept its metrics
 
     # and a second resume has nothing left to do
-    resume(run_copy, cache_dir, capsys, monkeypatch, "--quiet")
+    resume(run_main, run_copy, cache_dir, "--quiet")
     assert len(records(run_copy)) == N + 1
 
 
 # --- other data -----------------------------------------------------------------------------
 
 
-def test_resume_into_run_dir_of_other_data_fails(run_copy, tmp_path, capsys, monkeypatch):
+def test_resume_into_run_dir_of_other_data_fails(run_copy, tmp_path, run_main):
     other = write_sample(tmp_path / "other")
     inst = other / "instances.jsonl"
     inst.write_text("".join(inst.read_text().splitlines(keepends=True)[:5]))  # a different set
@@ -276,8 +256,7 @@ def test_resume_into_run_dir_of_other_data_fails(run_copy, tmp_path, capsys, mon
     config_before = (run_copy / "run.json").read_bytes()
 
     code, out, err = run_main(["run", "--data", str(other), "--out", str(run_copy),
-                               "--cache-dir", str(tmp_path / "c2"), "--quiet"],
-                              capsys, monkeypatch)
+                               "--cache-dir", str(tmp_path / "c2"), "--quiet"])
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:"), err

@@ -7,12 +7,6 @@ import pytest
 import unseen
 from unseen.backends import BackendConfigError, make_backend
 from unseen.engine.types import Message, Request, TextPart
-from unseen.evals.scenefunri.sample import write_sample
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return write_sample(tmp_path_factory.mktemp("data"))
 
 
 def box_request(sample=0, instance="i1"):
@@ -60,27 +54,27 @@ def test_describe_labels_it_a_simulation():
 
 
 @pytest.mark.parametrize("fmt", ["pixel", "norm1000", "gemini", "unit", "qwen2.5"])
-def test_oracle_in_every_convention_parses_back_to_a_containing_box(data, tmp_path, fmt):
+def test_oracle_in_every_convention_parses_back_to_a_containing_box(sample_data, tmp_path, fmt):
     """End to end: sim answers in `fmt`, the prompt asked for `fmt`, the parser converts back."""
-    res = unseen.run(data, ["direct"], [f"sim:oracle,box_format={fmt}"], out=tmp_path / "r",
-                     cache=False, progress=False)
+    res = unseen.run(sample_data, ["direct"], [f"sim:oracle,box_format={fmt}"],
+                     out=tmp_path / "r", cache=False, progress=False)
     assert res.answered == 24
     rows = [json.loads(x) for x in (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()]
     assert all(r["metrics"]["cacc50"] == 1.0 for r in rows)
     assert all(r["simulated"] for r in rows)
 
 
-def test_skill_knob_moves_the_metrics(data, tmp_path):
-    unseen.run(data, ["direct"], ["sim:weak", "sim:strong"], out=tmp_path / "r", cache=False,
-               progress=False)
+def test_skill_knob_moves_the_metrics(sample_data, tmp_path):
+    unseen.run(sample_data, ["direct"], ["sim:weak", "sim:strong"], out=tmp_path / "r",
+               cache=False, progress=False)
     from unseen.evals.scenefunri import summarize
 
     rows = {r["model"]: r for r in summarize([tmp_path / "r"])}
     assert rows["sim-strong"]["dist"] < rows["sim-weak"]["dist"]
 
 
-def test_noisy_profile_yields_parse_failures_scored_as_misses(data, tmp_path):
-    unseen.run(data, ["direct"], ["sim:noisy,unparseable=0.5"], out=tmp_path / "r",
+def test_noisy_profile_yields_parse_failures_scored_as_misses(sample_data, tmp_path):
+    unseen.run(sample_data, ["direct"], ["sim:noisy,unparseable=0.5"], out=tmp_path / "r",
                cache=False, progress=False)
     rows = [json.loads(x) for x in (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()]
     failed = [r for r in rows if r["status"] == "unanswered"]

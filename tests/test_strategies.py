@@ -11,13 +11,7 @@ from pydantic import BaseModel
 import unseen
 from unseen.engine.graph import Parsed, StrategyState, ask_node
 from unseen.engine.types import ImagePart, Message, Request, TextPart
-from unseen.evals.scenefunri.sample import write_sample
 from unseen.strategies import StrategyError, build, get, parse_spec, registry, strategy
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return write_sample(tmp_path_factory.mktemp("data"))
 
 
 def test_parse_spec():
@@ -69,8 +63,8 @@ def ask_twice(params):
     return g
 
 
-def test_custom_strategy_runs_and_logs_a_step_per_iteration(data, tmp_path):
-    unseen.run(data, ["test-ask-twice:rounds=3"], ["sim:oracle"], out=tmp_path / "r",
+def test_custom_strategy_runs_and_logs_a_step_per_iteration(sample_data, tmp_path):
+    unseen.run(sample_data, ["test-ask-twice:rounds=3"], ["sim:oracle"], out=tmp_path / "r",
                limit=2, cache=False, progress=False)
     rows = [json.loads(x) for x in (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()]
     assert len(rows) == 2

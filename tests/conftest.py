@@ -1,0 +1,83 @@
+"""Fixtures shared by the test modules: the sample data set, the fake provider server, the
+module's shared backends, and ``unseen.cli.main`` run in-process.
+
+tests/ has no ``__init__.py``: helper modules (fake_providers, helpers) are imported as
+top-level modules.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from fake_providers import FakeProvider
+
+import unseen
+from unseen import cli
+from unseen.evals.scenefunri.sample import write_sample
+
+# conftest runs before any test module imports helpers: its asserts report like a test's own
+pytest.register_assert_rewrite("helpers")
+
+
+@pytest.fixture(scope="module")
+def sample_data(tmp_path_factory) -> Path:
+    """The sample data set, written once per module."""
+    return write_sample(tmp_path_factory.mktemp("sample") / "data")
+
+
+@pytest.fixture(scope="module")
+def instances(sample_data):
+    """The sample data set's instances."""
+    return unseen.load_dataset(sample_data).instances
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    """A reply cache shared within the module."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def fake_server():
+    """One fake provider server for the whole module; tests use ``fp``."""
+    with FakeProvider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def fp(fake_server) -> FakeProvider:
+    """The module's fake server, with a fresh script, log and default reply."""
+    fake_server.reset()
+    return fake_server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_backends():
+    """Bare backends a module keeps by its own key, closed when the module ends."""
+    inners: dict = {}
+    yield inners
+    for inner in inners.values():
+        await inner.aclose()
+
+
+@pytest.fixture
+def run_main(capsys, monkeypatch) -> Callable[[list[str]], tuple[int, str, str]]:
+    """``run_main(argv)``: ``unseen.cli.main`` in-process, as ``unseen ARGV``:
+    (exit status, stdout, stderr)."""
+
+    def call(argv: list[str]) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["unseen", *argv])
+        capsys.readouterr()
+        try:
+            cli.main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return call

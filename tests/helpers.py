@@ -1,0 +1,85 @@
+"""Helpers shared by the backend test modules (imported as a top-level module: tests/ has no
+``__init__.py``). Their asserts are rewritten by pytest (see conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from unseen.engine.types import Decoding, ImagePart, Message, Request, TextPart
+
+# Async tests share one event loop per module, so that they can share the SDK clients: each
+# new client builds TLS contexts (~0.1-0.2 s of CPU), which would dominate a module's time.
+module_loop = pytest.mark.asyncio(loop_scope="module")
+
+
+def image_request(inst, decoding: Decoding | None = None, text: str = "Where is it?") -> Request:
+    """One user message: the instance's image, then ``text``."""
+    return Request(
+        messages=[Message(role="user", parts=[ImagePart(path=inst.image), TextPart(text=text)])],
+        decoding=decoding or Decoding(),
+    )
+
+
+async def complete_once(backend, request: Request) -> tuple:
+    """``backend.complete(request)``, then close the backend: (reply, seconds the call took)."""
+    t0 = time.perf_counter()
+    try:
+        reply = await backend.complete(request)
+    finally:
+        elapsed = time.perf_counter() - t0
+        await backend.aclose()
+    return reply, elapsed
+
+
+def read_journal(run_dir: Path) -> list[dict]:
+    lines = (run_dir / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def hand_dist(pred: list[float], gt: list[float], w: float, h: float) -> float:
+    """Mean normalised distance between the four corners, computed by hand."""
+    total = 0.0
+    for xp, xg in ((pred[0], gt[0]), (pred[2], gt[2])):
+        for yp, yg in ((pred[1], gt[1]), (pred[3], gt[3])):
+            total += math.sqrt(((xp - xg) / w) ** 2 + ((yp - yg) / h) ** 2)
+    return total / 4
+
+
+def hand_iou(a: list[float], b: list[float]) -> float:
+    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = iw * ih
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union
+
+
+def unused_port() -> int:
+    """A port on 127.0.0.1 that nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def assert_secret_not_on_disk(secret: str, *dirs: Path) -> None:
+    """Every file under ``dirs`` (which hold a journal and a reply cache) lacks ``secret``."""
+    files = [p for d in dirs for p in d.rglob("*") if p.is_file()]
+    assert any(p.name == "trajectories.jsonl" for p in files)
+    assert any(p.name.startswith("replies.sqlite") for p in files)
+    for p in files:
+        assert secret.encode() not in p.read_bytes(), p
+
+
+def assert_failed(reply, kind: str, *, attempts: int, status: int | None = None) -> None:
+    """``reply`` failed (``not reply.ok``) with an error of ``kind`` after ``attempts`` tries,
+    and with HTTP ``status`` where one is given."""
+    assert reply.error is not None
+    assert reply.error.kind == kind
+    if status is not None:
+        assert reply.error.status == status
+    assert reply.error.attempts == attempts
