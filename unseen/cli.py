@@ -182,6 +182,29 @@ def data_sample(
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
 
 
+@data_app.command("director")
+def data_director(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the PNGs and scenes.jsonl.")],
+    set_name: Annotated[str, typer.Option("--set", help="main, rotated or rearranged.")] = "main",
+    n: Annotated[int | None, typer.Option("--n", min=1, help="Scenes (default: 160; rotated 150).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed; the same seed gives the same scenes.")] = 0,
+    size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "1024x768",
+) -> None:
+    """Render a Director Task scene set; every answer key is checked two ways."""
+    from .evals.director.sets import build_set
+
+    try:
+        width, height = (int(v) for v in size.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--size must be WIDTHxHEIGHT, e.g. 1024x768, got {size!r}") from None
+    try:
+        path = build_set(set_name, out_dir, n=n, seed=seed, size=(width, height))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    count = len(path.read_text(encoding="utf-8").splitlines())
+    out.print(f"wrote {count} scenes of the {set_name} set to {path.parent}")
+
+
 @cache_app.command("stats")
 def cache_stats(
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: user cache dir).")] = None,
