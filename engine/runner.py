@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -201,7 +202,13 @@ class Runner:
         progress, task = self._progress(total, result.skipped)
         t_start = time.perf_counter()
 
+        lock = threading.Lock()  # shard receivers count from their own threads
+
         def count(status: str, error_kind: str | None, cached: int) -> None:
+            with lock:
+                _count(status, error_kind, cached)
+
+        def _count(status: str, error_kind: str | None, cached: int) -> None:
             result.add(status, error_kind, cached)
             elapsed = time.perf_counter() - t_start
             if result.first_s is None:
@@ -219,7 +226,7 @@ class Runner:
                 if self.processes > 1 and self.setup is not None:
                     from .shards import run_sharded
 
-                    await run_sharded(self, list(self._items(done)), writer, count)
+                    await run_sharded(self, list(self._items(done)), writer, count, sink)
                 else:
                     await self.drain(self._items(done), sink)
         finally:

@@ -46,7 +46,23 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
         conn.close()
 
 
-def _receive(conn: Any, writer: JournalWriter, count: Callable, lock: threading.Lock) -> None:
+async def _own_shard(runner: Any, items: list, concurrency: int, sink: Callable) -> None:
+    """This process's share, on backends rebuilt with the per-shard concurrency."""
+    from .runner import Runner, _Item
+
+    strategies, backends, score = runner.setup(concurrency)
+    local = Runner(runner.instances, strategies, backends, runner.run_dir, runner.config,
+                   score=score, progress=False)
+    work = (_Item(it.key, it.instance, strategies[it.index[1]], backends[it.index[0]],
+                  it.sample, it.index) for it in items)
+    try:
+        await local.drain(work, sink)
+    finally:
+        for backend in backends:
+            await backend.aclose()
+
+
+def _receive(conn: Any, writer: JournalWriter, count: Callable) -> None:
     while True:
         try:
             line = conn.recv_bytes()
@@ -54,33 +70,34 @@ def _receive(conn: Any, writer: JournalWriter, count: Callable, lock: threading.
             return
         rec = json.loads(line)
         writer.append_line(line)
-        with lock:
-            err = rec.get("error")
-            cached = sum(1 for s in rec.get("steps", []) if s["reply"].get("cached"))
-            count(rec["status"], err["kind"] if err else None, cached)
+        err = rec.get("error")
+        cached = sum(1 for s in rec.get("steps", []) if s["reply"].get("cached"))
+        count(rec["status"], err["kind"] if err else None, cached)
 
 
-async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Callable) -> None:
-    """Run ``items`` over ``runner.processes`` spawned processes; raise if a shard died."""
+async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Callable,
+                      sink: Callable) -> None:
+    """Run ``items`` over ``runner.processes`` shards: this process takes the first, so
+    its work starts while the spawned ones import; raise if a spawned shard died."""
     k = max(1, min(runner.processes, len(items)))
     ctx = mp.get_context("spawn")  # fork is unsafe with the journal thread running
     limit = max(getattr(b, "concurrency", 8) for b in runner.backends)
     config = {"run_config": runner.config, "_concurrency": limit / k}
-    lock = threading.Lock()
     procs, threads = [], []
-    for j in range(k):
+    for j in range(1, k):
         shard = [(it.key, *it.index, it.sample) for it in items[j::k]]
         recv_conn, send_conn = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_child, args=(runner.setup, runner.instances, shard,
                                                 send_conn, config), daemon=True)
         proc.start()
         send_conn.close()  # the child holds the only sending end: EOF when it exits
-        thread = threading.Thread(target=_receive, args=(recv_conn, writer, count, lock),
+        thread = threading.Thread(target=_receive, args=(recv_conn, writer, count),
                                   daemon=True)
         thread.start()
         procs.append(proc)
         threads.append(thread)
     try:
+        await _own_shard(runner, items[0::k], max(1, math.ceil(limit / k)), sink)
         await asyncio.to_thread(lambda: [t.join() for t in threads])
         # every pipe is closed: the children are exiting; give them time to finish cleanly
         await asyncio.to_thread(lambda: [p.join(timeout=30) for p in procs])
