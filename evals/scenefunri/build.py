@@ -1,0 +1,272 @@
+"""Build SceneFunRI instances from SceneFun3D visits (paper §3.3–3.4).
+
+For each visit, video, frame (every ``stride``-th) and task description, the description's
+annotated laser-scan points are moved into the video's ARKit frame and projected with the
+frame's intrinsics and pose:
+
+- V, projection visibility: the share of points in front of the camera and inside the image;
+- V_o, occlusion visibility: the share of those points not occluded by scene geometry, from
+  the mesh rendered to a depth buffer (``occlusion="mesh"``: a point is visible when it lies
+  no more than ``mesh_tol_m`` behind the rendered surface) or from the frame's depth PNG with
+  the toolkit's rule |depth − z| ≤ 0.25·depth (``occlusion="depth"``).
+
+A frame is a candidate when V ≥ ``v_min`` (1.0) and V_o ≤ ``vo_max`` (0.0); its box is the
+bounding box of the projected points. Quality control then drops repeated instructions in a
+visit, boxes smaller than ``min_box_px``, all but one frame per (visit, description) — the
+one whose box centre lies nearest the image centre, earliest timestamp on ties — and images
+that are near-duplicates (perceptual hash) of an image already kept in the visit. What a
+person should still look at is listed in ``review.jsonl`` beside the output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from .scenefun3d import list_visits, read_depth, read_mesh, read_visit
+from .scenefun3d_types import Frame, Video, Visit
+
+Occlusion = Literal["mesh", "depth"]
+
+
+@dataclass(frozen=True)
+class BuildParams:
+    v_min: float = 1.0
+    vo_max: float = 0.0
+    stride: int = 1
+    occlusion: Occlusion = "mesh"
+    depth_tol_rel: float = 0.25  # the toolkit's |depth − z| ≤ 0.25·depth
+    mesh_tol_m: float = 0.02
+    min_box_px: float = 8.0
+    dedupe_images: bool = True
+    phash_max_distance: int = 4
+
+
+@dataclass
+class Candidate:
+    visit_id: str
+    video_id: str
+    timestamp: str
+    rgb: Path
+    width: int
+    height: int
+    desc_id: str
+    instruction: str
+    annot_ids: list[str]
+    label: str
+    v: float
+    v_o: float
+    box: list[float]
+
+
+@dataclass
+class BuildSummary:
+    frames: int = 0
+    candidates: int = 0
+    kept: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    visits: int = 0
+
+
+def to_arkit(points: np.ndarray, laser_to_arkit: np.ndarray) -> np.ndarray:
+    return points @ laser_to_arkit[:3, :3].T + laser_to_arkit[:3, 3]
+
+
+def project(points_world: np.ndarray, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel coordinates (N, 2) and camera depth z (N,) of world points (pinhole, z forward)."""
+    w2c = frame.world_to_camera
+    cam = points_world @ w2c[:3, :3].T + w2c[:3, 3]
+    z = cam[:, 2]
+    k = frame.intrinsics
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = k.fx * cam[:, 0] / z + k.cx
+        v = k.fy * cam[:, 1] / z + k.cy
+    return np.stack([u, v], axis=1), z
+
+
+def mesh_depth(mesh: tuple[np.ndarray, np.ndarray], frame: Frame) -> np.ndarray:
+    """The mesh's depth buffer seen from the frame's camera (metres, inf where empty)."""
+    from ...renderers.camera import Camera
+    from ...renderers.mesh import Mesh
+    from ...renderers.raster import render
+
+    vertices, faces = mesh
+    m = Mesh(vertices=vertices, faces=faces, colors=np.full((len(faces), 3), 0.5),
+             ids=np.zeros(len(faces), dtype=np.int32))
+    k = frame.intrinsics
+    cam = Camera(K=k.K, world_to_camera=frame.world_to_camera, width=k.width, height=k.height)
+    # both sides count as occluders: a scan's mesh is not reliably wound
+    return render([m, m.flipped()], cam, ids_only=True).depth
+
+
+def visibility(uv: np.ndarray, z: np.ndarray, width: int, height: int,
+               depth: np.ndarray, mode: Occlusion, params: BuildParams) -> tuple[float, float, np.ndarray]:
+    """(V, V_o, mask of points in view). ``depth`` is the mesh render or the depth PNG."""
+    n = len(z)
+    in_front = z > 1e-6
+    inside = in_front & (uv[:, 0] >= 0) & (uv[:, 0] < width) & (uv[:, 1] >= 0) & (uv[:, 1] < height)
+    v = float(inside.sum()) / n if n else 0.0
+    if not inside.any():
+        return v, 0.0, inside
+    cols = np.clip(uv[inside, 0].astype(int), 0, width - 1)
+    rows = np.clip(uv[inside, 1].astype(int), 0, height - 1)
+    d = depth[rows, cols]
+    zi = z[inside]
+    if mode == "mesh":
+        visible = zi <= d + params.mesh_tol_m
+    else:
+        known = np.isfinite(d) & (d > 0)
+        visible = known & (np.abs(d - zi) <= params.depth_tol_rel * d)
+    return v, float(visible.sum()) / int(inside.sum()), inside
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+def frame_candidates(visit: Visit, video: Video, params: BuildParams,
+                     summary: BuildSummary) -> Iterator[Candidate]:
+    """Every (frame, description) pair of a video that passes the V and V_o thresholds."""
+    targets = []
+    for d in visit.descriptions:
+        anns = [visit.annotation(a) for a in d.annot_ids]
+        anns = [a for a in anns if a.label != "exclude"]
+        if not anns:
+            continue
+        idx = np.unique(np.concatenate([a.indices for a in anns]))
+        pts = to_arkit(visit.points[idx], video.laser_to_arkit)
+        targets.append((d, [a.annot_id for a in anns], anns[0].label, pts))
+    mesh = read_mesh(video.mesh_path)[:2] if params.occlusion == "mesh" and video.mesh_path else None
+    if params.occlusion == "mesh" and mesh is None:
+        raise ValueError(f"visit {visit.visit_id} video {video.video_id}: no mesh for "
+                         "--occlusion mesh (use --occlusion depth)")
+    for frame in video.frames[:: params.stride]:
+        summary.frames += 1
+        k = frame.intrinsics
+        depth = None
+        for d, annot_ids, label, pts in targets:
+            uv, z = project(pts, frame)
+            if not (z > 0).any():
+                summary.dropped["target behind the camera"] += 1
+                continue
+            if depth is None:
+                if params.occlusion == "mesh":
+                    depth = mesh_depth(mesh, frame)  # type: ignore[arg-type]
+                else:
+                    if frame.depth is None:
+                        raise ValueError(f"{frame.rgb}: no depth PNG for --occlusion depth")
+                    depth = read_depth(frame)
+            v, v_o, inside = visibility(uv, z, k.width, k.height, depth, params.occlusion, params)
+            if v < params.v_min:
+                summary.dropped["not inside the view (V)"] += 1
+                continue
+            if v_o > params.vo_max:
+                summary.dropped["not fully occluded (V_o)"] += 1
+                continue
+            xy = uv[inside]
+            box = [float(xy[:, 0].min()), float(xy[:, 1].min()),
+                   float(xy[:, 0].max()), float(xy[:, 1].max())]
+            summary.candidates += 1
+            yield Candidate(visit.visit_id, video.video_id, frame.timestamp, frame.rgb, k.width,
+                            k.height, d.desc_id, d.text, annot_ids, label, v, v_o, box)
+
+
+def _centredness(c: Candidate) -> float:
+    cx, cy = (c.box[0] + c.box[2]) / 2, (c.box[1] + c.box[3]) / 2
+    return (cx / c.width - 0.5) ** 2 + (cy / c.height - 0.5) ** 2
+
+
+def select(cands: list[Candidate], params: BuildParams, summary: BuildSummary) -> list[Candidate]:
+    """Quality control within one visit (see the module docstring)."""
+    first_desc: dict[str, str] = {}
+    by_pair: dict[str, list[Candidate]] = {}
+    for c in cands:
+        key = _norm(c.instruction)
+        if first_desc.setdefault(key, c.desc_id) != c.desc_id:
+            summary.dropped["repeated instruction"] += 1
+            continue
+        if min(c.box[2] - c.box[0], c.box[3] - c.box[1]) < params.min_box_px:
+            summary.dropped["box too small"] += 1
+            continue
+        by_pair.setdefault(c.desc_id, []).append(c)
+    chosen = []
+    for group in by_pair.values():
+        group.sort(key=lambda c: (_centredness(c), c.timestamp))
+        chosen.append(group[0])
+        summary.dropped["another frame chosen for the description"] += len(group) - 1
+    if not params.dedupe_images:
+        return chosen
+    import imagehash
+    from PIL import Image
+
+    kept: list[tuple[Candidate, object]] = []
+    for c in sorted(chosen, key=lambda c: (c.desc_id, c.timestamp)):
+        with Image.open(c.rgb) as im:
+            h = imagehash.phash(im)
+        if any(h - other <= params.phash_max_distance for _, other in kept):
+            summary.dropped["near-duplicate image"] += 1
+            continue
+        kept.append((c, h))
+    return [c for c, _ in kept]
+
+
+def review_reasons(c: Candidate) -> list[str]:
+    """Why a person should look at an instance a program kept."""
+    reasons = []
+    x1, y1, x2, y2 = c.box
+    if min(x1, y1, c.width - x2, c.height - y2) < 5:
+        reasons.append("box touches the image border")
+    if (x2 - x1) * (y2 - y1) > 0.1 * c.width * c.height:
+        reasons.append("box covers over 10 % of the image")
+    if len(c.annot_ids) > 1:
+        reasons.append("the description names several annotations")
+    return reasons
+
+
+def build(root: str | Path, out: str | Path, params: BuildParams = BuildParams(),
+          progress: bool = True) -> BuildSummary:
+    """Build a SceneFunRI folder (``instances.jsonl``, ``images/``, ``review.jsonl``)."""
+    root, out = Path(root), Path(out)
+    visits = list_visits(root)
+    if not visits:
+        raise ValueError(f"{root}: no SceneFun3D visits (folders of 6 digits) found")
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    summary = BuildSummary()
+    lines, review = [], []
+    from rich.progress import Progress
+
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("building", total=len(visits))
+        for visit_id in visits:
+            visit = read_visit(root, visit_id)
+            summary.visits += 1
+            cands = [c for video in visit.videos
+                     for c in frame_candidates(visit, video, params, summary)]
+            for c in select(cands, params, summary):
+                name = f"{c.visit_id}_{c.video_id}_{c.timestamp}{c.rgb.suffix}"
+                shutil.copyfile(c.rgb, out / "images" / name)
+                iid = f"{c.visit_id}-{c.desc_id}"
+                lines.append({
+                    "id": iid, "image": f"images/{name}", "instruction": c.instruction,
+                    "box": [round(v, 2) for v in c.box],
+                    "meta": {"visit": c.visit_id, "video": c.video_id,
+                             "timestamp": c.timestamp, "annotations": c.annot_ids,
+                             "affordance": c.label, "V": c.v, "V_o": c.v_o},
+                })
+                if reasons := review_reasons(c):
+                    review.append({"id": iid, "reasons": reasons})
+            bar.advance(task)
+    summary.kept = len(lines)
+    with open(out / "instances.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(x) + "\n" for x in lines)
+    with open(out / "review.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(x) + "\n" for x in review)
+    return summary
