@@ -38,6 +38,11 @@ class SimKnobs(BaseModel):
     box_format: str = "norm1000"  # the convention it answers in
     delay_s: float = 0.0  # simulated latency
     seed: int = 0
+    # how prompt variants move `skill` (simulated effects, not findings about models)
+    hidden_gain: float = 0.15
+    common_gain: float = -0.05
+    cot_gain: float = 0.05
+    reflect_gain: float = 0.05
 
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -46,6 +51,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "strong": {"skill": 0.7, "spread": 0.4, "size": 2.0},
     "oracle": {"skill": 1.0, "spread": 0.0, "size": 1.5, "size_jitter": 0.0,
                "format_noise": 0.0, "unparseable": 0.0},
+    "flat": {"hidden_gain": 0.0, "common_gain": 0.0, "cot_gain": 0.0, "reflect_gain": 0.0},
     "noisy": {"format_noise": 0.6, "unparseable": 0.15},
     "gemini": {"box_format": "gemini"},
     "qwen2.5": {"box_format": "qwen2.5"},
@@ -71,10 +77,28 @@ def _fmt(values: list[float], convention: str) -> list[float | int]:
     return [round(v, 3) for v in values] if convention == "unit" else [round(v) for v in values]
 
 
+def effective_skill(k: SimKnobs, prompt: str | None) -> float:
+    """``skill`` moved by the prompt variant: hidden, common, both, cot or reflect."""
+    gain = {"hidden": k.hidden_gain, "common": k.common_gain,
+            "both": k.hidden_gain + k.common_gain, "cot": k.cot_gain,
+            "reflect": k.cot_gain + k.reflect_gain}.get(prompt or "", 0.0)
+    return min(1.0, max(0.0, k.skill + gain))
+
+
+_REASONING = (
+    "Step 1. The task needs a small functional part of the furniture it names.\n"
+    "Step 2. It is not visible in the image; something stands in front of it.\n"
+    "Step 3. From where such parts usually are and the furniture in view, it must be here.\n"
+)
+
+
 @task("box")
 def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
-    """A box near the truth with probability ``skill``, else a guess, in its convention."""
+    """A box near the truth with probability ``skill`` (moved by the prompt variant), else
+    a guess, in its convention; chain-of-thought prompts get reasoning before the box."""
     k = sim.knobs
+    prompt = oracle.get("prompt")
+    skill = effective_skill(k, prompt)
     w, h = oracle["width"], oracle["height"]
     truth = Box.of(oracle["truth"])
     if rng.random() < k.unparseable:
@@ -83,7 +107,7 @@ def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     scale = math.exp(rng.gauss(0, k.size_jitter))
     bw = min(w, max(4.0, truth.width * k.size * scale))
     bh = min(h, max(4.0, truth.height * k.size * scale))
-    if rng.random() < k.skill:
+    if rng.random() < skill:
         cx = truth.center[0] + rng.gauss(0, k.spread * truth.width)
         cy = truth.center[1] + rng.gauss(0, k.spread * truth.height)
     else:
@@ -97,6 +121,8 @@ def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     values = _fmt(box.to_convention(k.box_format, w, h), k.box_format)
     key = _NATIVE_KEY.get(k.box_format, "box")
     body = json.dumps({key: values})
+    if prompt in ("cot", "reflect"):
+        return _REASONING + "Final answer: " + body
     if rng.random() < k.format_noise:
         style = rng.randrange(3)
         if style == 0:

@@ -74,8 +74,10 @@ Update = Callable[[StrategyState, Step, Parsed], dict[str, Any]]
 
 
 def prompt_text(request: Request) -> str:
-    """All text sent, turns separated by a blank line, for the journal."""
-    return "\n\n".join(m.text for m in request.messages if m.text)
+    """The text of the last user turn: earlier turns are in earlier Steps (and ``messages``
+    counts what was sent), so a multi-turn step does not repeat the whole dialogue."""
+    users = [m for m in request.messages if m.role == "user"]
+    return users[-1].text if users else ""
 
 
 def request_images(request: Request) -> list[ImagePart]:
@@ -108,6 +110,7 @@ def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) 
             parsed=parsed.value,
             parse_error=parsed.error,
             region=parsed.region,
+            info=dict(request.tags),
             seconds=time.perf_counter() - t0,
         )
         if reply.error is not None:

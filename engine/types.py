@@ -79,6 +79,8 @@ class Request(BaseModel):
     decoding: Decoding = Decoding()
     sample: int = 0
     oracle: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+    # notes for the journal (e.g. which commonsense entry a prompt used): never sent
+    tags: dict[str, Any] = Field(default_factory=dict)
 
 
 # --- replies -----------------------------------------------------------------------------
@@ -148,6 +150,7 @@ class Step(BaseModel):
     parsed: Any = None
     parse_error: str | None = None
     region: list[float] | None = None  # pixel box after the step, for region strategies
+    info: dict[str, Any] = Field(default_factory=dict)  # the request's tags
     seconds: float = 0.0
 
 

@@ -67,7 +67,7 @@ def run_copy(finished, tmp_path) -> Path:
 
 def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
     """``unseen run`` into ``run_dir`` again, in-process; must succeed: its stdout."""
-    code, out, err = run_main(["run", "--out", str(run_dir), "--cache-dir", str(cache_dir),
+    code, out, err = run_main(["run", "-s", "direct", "--out", str(run_dir), "--cache-dir", str(cache_dir),
                                *extra])
     assert code == 0, err
     return out
@@ -78,7 +78,7 @@ def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
 
 def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path, cache_dir):
     run_dir = tmp_path / "interrupted"
-    cmd = [sys.executable, "-m", "unseen.cli", "run", "--backend", SLOW_SIM, "--concurrency", "2",
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
            "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
     proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -106,7 +106,7 @@ def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path
 
 def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir):
     run_dir = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "unseen.cli", "run", "--backend", SLOW_SIM, "--concurrency", "2",
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
            "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
     proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -255,7 +255,7 @@ def test_resume_into_run_dir_of_other_data_fails(run_copy, tmp_path, run_main):
     journal_before = journal(run_copy).read_bytes()
     config_before = (run_copy / "run.json").read_bytes()
 
-    code, out, err = run_main(["run", "--data", str(other), "--out", str(run_copy),
+    code, out, err = run_main(["run", "-s", "direct", "--data", str(other), "--out", str(run_copy),
                                "--cache-dir", str(tmp_path / "c2"), "--quiet"])
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]

@@ -7,6 +7,9 @@ from datetime import datetime
 from pathlib import Path
 
 DEFAULT_STRATEGY = "direct"
+# `unseen run` with no --strategy compares the paper's prompting strategies (§5.2.1-5.2.2)
+DEFAULT_STRATEGIES = ("direct", "direct:prompt=hidden", "direct:prompt=common",
+                      "direct:prompt=both", "cot", "cot-sr")
 DEFAULT_BACKEND = "sim"
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0

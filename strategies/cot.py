@@ -1,0 +1,83 @@
+"""``cot`` and ``cot-sr``: the paper's reasoning-based prompting (§5.2.2).
+
+``cot`` asks for three steps in one call (which functional object the task needs; whether
+it is visible; where it must be, from commonsense and visual cues), then the final box.
+``cot-sr`` adds a second turn that carries the first answer and asks the model to reflect and
+confirm or revise it: two calls, two Steps, so a report can score the box before and after
+reflection. The final answer is the reflection's; if it cannot be read, the trajectory is
+unanswered (the first box stays in its Step).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict
+
+from ..engine.backend import Backend
+from ..engine.graph import StrategyState, ask_node
+from ..engine.types import Message, Request, TextPart
+from .direct import answered, box_oracle, decoding, image_turn, parse_reply
+from .prompts import box_format_text, render
+from .registry import strategy
+
+
+class CotParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    temperature: float | None = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+
+
+def _first_turn(state: StrategyState, backend: Backend) -> Message:
+    inst = state["instance"]
+    text = render("cot", instruction=inst.text["instruction"],
+                  box_format=box_format_text(backend.box_format, inst.width, inst.height))
+    return image_turn(inst, text)
+
+
+def _graph(params: CotParams, reflect: bool) -> StateGraph:
+    def ask_cot(state: StrategyState, backend: Backend) -> Request:
+        return Request(messages=[_first_turn(state, backend)], decoding=decoding(params),
+                       sample=state.get("sample", 0), oracle=box_oracle(state, prompt="cot"))
+
+    def ask_reflect(state: StrategyState, backend: Backend) -> Request:
+        inst = state["instance"]
+        first = state["steps"][-1]
+        text = render("reflect",
+                      box_format=box_format_text(backend.box_format, inst.width, inst.height))
+        turns = [_first_turn(state, backend),
+                 Message(role="assistant", parts=[TextPart(text=first.reply.text)]),
+                 Message(role="user", parts=[TextPart(text=text)])]
+        return Request(messages=turns, decoding=decoding(params), sample=state.get("sample", 0),
+                       oracle=box_oracle(state, prompt="reflect", previous=first.parsed))
+
+    graph = StateGraph(StrategyState)
+    graph.add_node("cot", ask_node("cot", ask_cot, parse_reply, answered))
+    graph.add_edge(START, "cot")
+    if not reflect:
+        graph.add_edge("cot", END)
+        return graph
+    graph.add_node("reflect", ask_node("reflect", ask_reflect, parse_reply, answered))
+
+    def after_cot(state: dict[str, Any]) -> str:
+        return "reflect" if state.get("status") == "answered" else END
+
+    graph.add_conditional_edges("cot", after_cot, ["reflect", END])
+    graph.add_edge("reflect", END)
+    return graph
+
+
+@strategy("cot", params=CotParams, summary="three reasoning steps, then the box (one call)",
+          recursion_limit=lambda p: 5)
+def build_cot(params: CotParams) -> StateGraph:
+    return _graph(params, reflect=False)
+
+
+@strategy("cot-sr", params=CotParams,
+          summary="cot, then a second turn to reflect and confirm or revise (two calls)",
+          recursion_limit=lambda p: 8)
+def build_cot_sr(params: CotParams) -> StateGraph:
+    return _graph(params, reflect=True)
