@@ -133,6 +133,28 @@ def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     return body
 
 
+@task("choice")
+def answer_choice(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
+    """Pick among labelled regions: with probability ``skill`` the right one (the region
+    holding less of the truth when eliminating, more when keeping; ties go to the first),
+    else a random one."""
+    k = sim.knobs
+    if rng.random() < k.unparseable:
+        return rng.choice(["Both regions look equally likely.", "I cannot tell."])
+    truth = Box.of(oracle["truth"])
+    cover = [truth.intersection(Box.of(r)) for r in oracle["regions"]]
+    labels = oracle["labels"]
+    if oracle.get("mode", "eliminate") == "eliminate":
+        right = labels[min(range(len(cover)), key=lambda i: (cover[i], i))]
+    else:
+        right = labels[max(range(len(cover)), key=lambda i: (cover[i], -i))]
+    label = right if rng.random() < k.skill else rng.choice(labels)
+    if rng.random() < k.format_noise:
+        return rng.choice([f"Region {label}", f"**{label}**", json.dumps({"choice": label}),
+                           f"The answer is {label}."])
+    return label
+
+
 class Sim(BaseBackend):
     provider = "sim"
     simulated = True

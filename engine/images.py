@@ -56,7 +56,8 @@ def part_bytes(part: ImagePart) -> tuple[bytes, str]:
         return _read(part.path, *_stat(part.path)), mime_type(part.path)
     if _overlay_renderer is None:
         raise RuntimeError("an overlay was requested but no overlay renderer is registered")
-    return _overlay_renderer(part.path, part.overlay), "image/png"
+    mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
+    return _overlay_renderer(part.path, part.overlay), mime
 
 
 def part_digest(part: ImagePart) -> str:

@@ -13,12 +13,17 @@ from typing import Any
 from . import settings
 from .backends import connect
 from .engine.cache import ReplyCache
+from .engine.images import register_overlay_renderer
 from .engine.journal import RUN_FILE
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.scenefunri import load_dataset, scorer
 from .evals.scenefunri.sample import ensure_sample
+from .renderers.overlay import render_overlay  # noqa: E402
 from .strategies import build as build_strategy
+
+# the engine draws a step's overlay through whatever renderer the wiring registers
+register_overlay_renderer(render_overlay)
 
 
 class RunError(ValueError):

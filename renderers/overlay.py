@@ -1,0 +1,70 @@
+"""Overlays drawn on an image for a step: labelled candidate regions.
+
+A spec is plain data, saved in the journal and redrawn identically on demand:
+``{"boxes": [[x1, y1, x2, y2], ...], "labels": ["A", "B"], "format": "jpeg"}``. Line width
+and font size scale with the image; each label has its own colour and sits in a filled tag
+inside its box's top-left corner, so overlapping boxes stay readable.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from .textures import font
+
+COLORS = [(230, 40, 40), (30, 110, 235), (30, 170, 70), (240, 160, 0), (150, 60, 200),
+          (0, 170, 170), (220, 80, 160), (120, 120, 120), (90, 60, 20)]
+
+
+@lru_cache(maxsize=16)
+def _base(path: str, mtime_ns: int) -> Image.Image:
+    with Image.open(path) as im:
+        return im.convert("RGB")
+
+
+def _image(path: str) -> Image.Image:
+    import os
+
+    return _base(path, os.stat(path).st_mtime_ns)
+
+
+def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
+    """A copy of ``image`` with the spec's labelled boxes drawn on it."""
+    out = image.copy()
+    d = ImageDraw.Draw(out)
+    w, h = out.size
+    line = max(2, round(min(w, h) / 160))
+    size = max(12, round(min(w, h) / 18))
+    f = font(size)
+    for i, (box, label) in enumerate(zip(spec["boxes"], spec["labels"], strict=True)):
+        color = COLORS[i % len(COLORS)]
+        x1, y1, x2, y2 = (round(v) for v in box)
+        x2, y2 = min(x2, w) - 1, min(y2, h) - 1
+        # inset each box by its index so shared edges of adjacent boxes both show
+        inset = i * line
+        d.rectangle([x1 + inset, y1 + inset, x2 - inset, y2 - inset], outline=color, width=line)
+        tx, ty = x1 + inset + line, y1 + inset + line
+        l, t, r, b = d.textbbox((tx, ty), label, font=f)
+        pad = max(2, size // 6)
+        d.rectangle([l - pad, t - pad, r + pad, b + pad], fill=color)
+        d.text((tx, ty), label, fill=(255, 255, 255), font=f)
+    return out
+
+
+def render_overlay(path: str, spec: dict[str, Any]) -> bytes:
+    """Encoded bytes of the image at ``path`` with the overlay (JPEG unless spec says png)."""
+    img = draw(_image(path), spec)
+    buf = io.BytesIO()
+    if spec.get("format", "jpeg") == "png":
+        img.save(buf, format="PNG")
+    else:
+        img.save(buf, format="JPEG", quality=90)
+    return buf.getvalue()
+
+
+def overlay_mime(spec: dict[str, Any]) -> str:
+    return "image/png" if spec.get("format", "jpeg") == "png" else "image/jpeg"

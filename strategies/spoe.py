@@ -1,0 +1,137 @@
+"""``spoe``: the Spatial Process of Elimination (paper §5.2.3, Algorithm 1).
+
+B starts as the full image. At iteration t = 1..T, B is split in two, vertically (left |
+right) when t is odd and horizontally (top / bottom) when t is even; both halves are drawn on
+the image, labelled A (left or top) and B (right or bottom); the model names the region less
+likely to hold the target (``mode=eliminate``) or, for comparison, more likely
+(``mode=keep``); B becomes the other half (or the kept one). B is returned.
+
+One Step per iteration holds the overlay spec (the two boxes and labels; the image is drawn
+again from it, never kept in state), the reply, the choice, its confidence where the
+provider gives log-probabilities, and the region after the step. An unreadable reply ends
+the trajectory as unanswered; the regions so far stay in the Steps.
+
+Beyond the paper, as parameters: ``share`` > 0.5 makes the halves overlap so a target on
+the cut survives; ``tau`` stops (returning the current region) when the choice's confidence
+falls below it; ``min_area`` stops once the region is smaller than that share of the image.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine.backend import Backend
+from ..engine.box import Box
+from ..engine.graph import Parsed, StrategyState, ask_node, user_message
+from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
+from .choice import choice_confidence, read_choice
+from .prompts import render
+from .registry import strategy
+
+LABELS = ["A", "B"]
+SIDES = {"vertical": ("the left part", "the right part"),
+         "horizontal": ("the top part", "the bottom part")}
+
+
+class SpoeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    T: int = Field(8, ge=1, le=30)
+    mode: Literal["eliminate", "keep"] = "eliminate"
+    share: float = Field(0.5, ge=0.5, lt=1.0)
+    tau: float | None = Field(None, ge=0.5, le=1.0)
+    min_area: float | None = Field(None, gt=0.0, lt=1.0)
+    structured: bool = True
+    temperature: float | None = 0.0
+    seed: int | None = 0
+
+
+def axis_for(t: int) -> str:
+    """Algorithm 1's Split(B, t mod 2): vertical cut when t is odd, horizontal when even."""
+    return "vertical" if t % 2 == 1 else "horizontal"
+
+
+def candidates(region: list[float], t: int, share: float) -> tuple[list[float], list[float]]:
+    """Regions A and B of iteration t (1-based)."""
+    a, b = Box.of(region).split(axis_for(t), share)  # type: ignore[arg-type]
+    return a.to_list(), b.to_list()
+
+
+def survivor(a: list[float], b: list[float], choice: str, mode: str) -> list[float]:
+    """The region left after the choice: the other one when eliminating."""
+    picked_a = choice == "A"
+    if mode == "eliminate":
+        return b if picked_a else a
+    return a if picked_a else b
+
+
+def _region(state: StrategyState) -> list[float]:
+    inst = state["instance"]
+    return state.get("region") or Box.full(inst.width, inst.height).to_list()
+
+
+@strategy("spoe", params=SpoeParams, summary="Spatial Process of Elimination: halve, ask, repeat",
+          recursion_limit=lambda p: p.T + 5)
+def build_spoe(params: SpoeParams) -> StateGraph:
+    def build(state: StrategyState, backend: Backend) -> Request:
+        inst = state["instance"]
+        t = state.get("t", 0) + 1
+        a, b = candidates(_region(state), t, params.share)
+        sides = SIDES[axis_for(t)]
+        text = render(f"spoe_{params.mode}", instruction=inst.text["instruction"],
+                      a_side=sides[0], b_side=sides[1])
+        overlay = {"boxes": [a, b], "labels": LABELS}
+        caps = backend.capabilities
+        decoding = Decoding(temperature=params.temperature, seed=params.seed,
+                            choices=LABELS if params.structured and caps.choices else None,
+                            logprobs=caps.logprobs)
+        oracle = {"task": "choice", "instance": inst.id, "truth": inst.truth.get("box"),
+                  "width": inst.width, "height": inst.height, "regions": [a, b],
+                  "labels": LABELS, "mode": params.mode}
+        return Request(
+            messages=[Message(role="user",
+                              parts=user_message(text, ImagePart(path=inst.image, overlay=overlay)))],
+            decoding=decoding, sample=state.get("sample", 0), oracle=oracle,
+            tags={"t": t, "axis": axis_for(t), "candidates": [a, b]},
+        )
+
+    def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+        t = state.get("t", 0) + 1
+        a, b = candidates(_region(state), t, params.share)
+        choice = read_choice(reply.text, LABELS)
+        if choice is None:
+            snippet = " ".join(reply.text.split())[:60]
+            return Parsed(error=f"no choice of A or B in the reply: {snippet!r}")
+        conf = choice_confidence(reply.logprobs, LABELS, choice)
+        return Parsed(value={"choice": choice, "confidence": conf},
+                      region=survivor(a, b, choice, params.mode))
+
+    def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+        conf = parsed.value["confidence"]
+        if params.tau is not None and conf is not None and conf < params.tau:
+            # unsure: stop here and keep the region as it was before this step
+            return {"t": params.T, "status": "answered", "prediction": _region(state),
+                    "stopped": "unsure"}
+        return {"t": state.get("t", 0) + 1, "region": parsed.region,
+                "prediction": parsed.region, "status": "answered"}
+
+    def next_step(state: dict[str, Any]) -> str:
+        if state.get("status") != "answered" or state.get("t", 0) >= params.T:
+            return END
+        if params.min_area is not None:
+            inst = state["instance"]
+            if Box.of(state["region"]).area < params.min_area * inst.width * inst.height:
+                return END
+        return "ask"
+
+    graph = StateGraph(SpoeState)
+    graph.add_node("ask", ask_node("ask", build, parse, update))
+    graph.add_edge(START, "ask")
+    graph.add_conditional_edges("ask", next_step, ["ask", END])
+    return graph
+
+
+class SpoeState(StrategyState, total=False):
+    stopped: str
