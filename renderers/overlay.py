@@ -48,9 +48,9 @@ def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
         inset = i * line
         d.rectangle([x1 + inset, y1 + inset, x2 - inset, y2 - inset], outline=color, width=line)
         tx, ty = x1 + inset + line, y1 + inset + line
-        l, t, r, b = d.textbbox((tx, ty), label, font=f)
+        left, top, right, bottom = d.textbbox((tx, ty), label, font=f)
         pad = max(2, size // 6)
-        d.rectangle([l - pad, t - pad, r + pad, b + pad], fill=color)
+        d.rectangle([left - pad, top - pad, right + pad, bottom + pad], fill=color)
         d.text((tx, ty), label, fill=(255, 255, 255), font=f)
     return out
 
