@@ -24,7 +24,7 @@ from fake_providers import FakeProvider
 from fake_providers import Reply as FakeReply
 from typer.testing import CliRunner
 
-from unseen import cli
+from unseen import cli, settings
 from unseen.evals.scenefunri import load_dataset
 from unseen.evals.scenefunri.sample import SAMPLE_SIZE
 
@@ -110,7 +110,7 @@ def runs(tmp_path_factory, cache_dir) -> dict[str, Path]:
     made = {}
     for name, args in {
         "sim": ["-b", "sim", "-s", "direct", "-s", "direct:temperature=0.5"],
-        "rule": ["-b", "baseline:center"],
+        "rule": ["-b", "baseline:center", "-s", "direct"],
     }.items():
         made[name] = root / name
         res = runner.invoke(cli.app, ["run", *args, "--out", str(made[name]),
@@ -135,7 +135,7 @@ def test_default_run_subprocess(tmp_path):
     config = json.loads(config_text)
     for field in ("dataset_fingerprint", "package_version", "strategies", "backends"):
         assert config[field], field
-    assert [s["name"] for s in config["strategies"]] == ["direct"]
+    assert [s["label"] for s in config["strategies"]] == list(settings.DEFAULT_STRATEGIES)
     assert [b["spec"] for b in config["backends"]] == ["sim"]
     assert config["backends"][0]["simulated"] is True
     assert config["instances"] == N
@@ -144,10 +144,13 @@ def test_default_run_subprocess(tmp_path):
     assert load_dataset(config["data"]).fingerprint == config["dataset_fingerprint"]
 
     lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
-    assert len(lines) == N
+    n_strategies = len(settings.DEFAULT_STRATEGIES)
+    assert len(lines) == N * n_strategies
     recs = [json.loads(line) for line in lines]
-    assert len({r["key"] for r in recs}) == N
+    assert len({r["key"] for r in recs}) == N * n_strategies
     assert {r["instance_id"] for r in recs} == {f"syn-{i:03d}" for i in range(N)}
+    # the table compares every strategy against direct
+    assert "direct:prompt=hidden" in proc.stdout and "cot-sr" in proc.stdout
     assert all(r["simulated"] and r["backend"] == "sim" for r in recs)
 
 
@@ -157,7 +160,7 @@ def test_real_provider_run_keeps_key_out_of_run_json_and_fills_cache(tmp_path, s
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     cache, run_dir = tmp_path / "C", tmp_path / "R"
     with FakeProvider(FakeReply('{"box": [100, 100, 300, 300]}')) as fp:
-        ok(run_main, ["run", "--data", str(sample_data), "-b", "openai:gpt-4o",
+        ok(run_main, ["run", "--data", str(sample_data), "-b", "openai:gpt-4o", "-s", "direct",
                       "--base-url", fp.openai_base_url, "--limit", "2", "--cache-dir", str(cache),
                       "--out", str(run_dir), "--quiet"])
         assert len(fp.requests) == 2

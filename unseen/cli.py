@@ -66,12 +66,13 @@ def run(
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
-    With no options: the bundled sample set, the `direct` strategy, the offline `sim` backend.
+    With no options: the bundled sample set, the paper's prompting strategies (direct with
+    the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
     """
     from .api import run as run_api
     from .evals.scenefunri import render, summarize
 
-    strategies = strategy or [settings.DEFAULT_STRATEGY]
+    strategies = strategy or list(settings.DEFAULT_STRATEGIES)
     backends = backend or [settings.DEFAULT_BACKEND]
     run_dir = out_dir or settings.new_run_dir(strategies, backends)
     try:
@@ -90,7 +91,9 @@ def run(
         return
     if result.skipped:
         out.print(f"resumed: {result.skipped} trajectories were already done")
-    out.print(render(summarize([result.run_dir]), "table", width=out.width))
+    base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
+        len(strategies) > 1 else None
+    out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
     if result.by_error:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.by_error.items()))
         out.print(f"[yellow]unanswered by reason:[/] {reasons}")
@@ -100,20 +103,56 @@ def run(
 @app.command()
 def compare(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
-    baseline: Annotated[str | None, typer.Option(help="Strategy to compute deltas against, per model.")] = None,
+    baseline: Annotated[str | None, typer.Option(help="Strategy to compute paired differences against, per model.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
+    paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
 ) -> None:
-    """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost."""
+    """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
+
+    Each metric has a 95 % percentile-bootstrap interval over instances (2,000 resamples;
+    an instance's samples are averaged first). With --baseline, each row gets the paired
+    difference against that strategy of the same model and its paired-bootstrap interval;
+    * marks a difference whose interval excludes 0.
+    """
     from .evals.scenefunri import render, summarize
+    from .evals.scenefunri.paper import paper_rows
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    rows = summarize(run_dirs, baseline=baseline)
+    rows = summarize(run_dirs, baseline=baseline, seed=seed)
+    if paper:
+        rows += paper_rows()
     result = render(rows, fmt, width=out.width)
     if isinstance(result, str):
         print(result)
     else:
         out.print(result)
+
+
+@app.command()
+def figure(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    instances: Annotated[str, typer.Option(help="Instance ids, comma-separated: one column each.")],
+    out_file: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    model: Annotated[list[str] | None, typer.Option(help="Only this model; repeatable.")] = None,
+    strategy: Annotated[list[str] | None, typer.Option(help="Only this strategy label; repeatable.")] = None,
+    sample: Annotated[int, typer.Option(min=0, help="Which sample of each instance to draw.")] = 0,
+    dpi: Annotated[int, typer.Option(min=30, max=600, help="Resolution of the PNG.")] = 120,
+) -> None:
+    """A grid of predictions (red) and ground truth (green): a column per instance, a row per (model, strategy)."""
+    from .evals.scenefunri.report import figure_cells
+    from .renderers.figures import prediction_grid
+
+    ids = [i.strip() for i in instances.split(",") if i.strip()]
+    if not ids:
+        raise UserError("--instances needs at least one instance id")
+    insts, rows = figure_cells(run_dirs, ids, sample=sample, models=model, strategies=strategy)
+    if not rows:
+        raise UserError("no trajectories of these instances match (check --model, --strategy, --sample)")
+    layout = prediction_grid(insts, rows, out_file, dpi=dpi)
+    out.print(f"wrote {out_file} ({layout.n_rows} rows × {layout.n_cols} columns, "
+              f"{layout.width}×{layout.height} px)", soft_wrap=True, highlight=False, markup=False)
 
 
 @app.command()
@@ -180,6 +219,54 @@ def data_sample(
     folder = write_sample(out_dir)
     ds = load_dataset(folder)
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
+
+
+@data_app.command("build")
+def data_build(
+    scenefun3d: Annotated[Path, typer.Option("--scenefun3d", help="SceneFun3D root (folders of visits).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="SceneFunRI folder to write.")],
+    stride: Annotated[int, typer.Option(min=1, help="Use every N-th frame.")] = 1,
+    v_min: Annotated[float, typer.Option(help="Keep frames with projection visibility V >= this.")] = 1.0,
+    vo_max: Annotated[float, typer.Option(help="Keep frames with occlusion visibility V_o <= this.")] = 0.0,
+    occlusion: Annotated[str, typer.Option(help="Occlusion from the 'mesh' (rendered) or the 'depth' PNGs.")] = "mesh",
+    min_box: Annotated[float, typer.Option(help="Drop boxes with a side shorter than this (px).")] = 8.0,
+    dedupe_images: Annotated[bool, typer.Option(help="Drop near-duplicate images within a visit.")] = True,
+) -> None:
+    """Build SceneFunRI instances from SceneFun3D scans: hidden targets inside the view."""
+    from .evals.scenefunri.build import BuildParams, build
+    from .evals.scenefunri.scenefun3d_types import SceneFun3DError
+
+    if occlusion not in ("mesh", "depth"):
+        raise UserError(f"--occlusion must be mesh or depth, got {occlusion!r}")
+    params = BuildParams(v_min=v_min, vo_max=vo_max, stride=stride, occlusion=occlusion,  # type: ignore[arg-type]
+                         min_box_px=min_box, dedupe_images=dedupe_images)
+    try:
+        s = build(scenefun3d, out_dir, params)
+    except (ValueError, SceneFun3DError) as exc:  # a malformed scan names its file
+        raise UserError(str(exc)) from None
+    out.print(f"{s.visits} visits, {s.frames} frames: {s.candidates} candidates, "
+              f"[bold]{s.kept} kept[/] in {out_dir}")
+    for reason, n_dropped in s.dropped.most_common():
+        out.print(f"  dropped {n_dropped:>6}  {reason}")
+    out.print(f"instances a person should review: {out_dir / 'review.jsonl'}")
+
+
+@data_app.command("rooms")
+def data_rooms(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write SceneFun3D visits into.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Rooms.")] = 8,
+    seed: Annotated[int, typer.Option(help="Seed; the same seed gives the same rooms.")] = 0,
+    size: Annotated[str, typer.Option(help="Frame size WIDTHxHEIGHT.")] = "640x480",
+) -> None:
+    """Generate procedural rooms in SceneFun3D's format (scan, annotations, video, mesh)."""
+    from .evals.scenefunri.rooms import write_rooms
+
+    try:
+        width, height = (int(v) for v in size.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--size must be WIDTHxHEIGHT, e.g. 640x480, got {size!r}") from None
+    visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height))
+    out.print(f"wrote {len(visits)} visits to {out_dir}")
 
 
 @data_app.command("director")
