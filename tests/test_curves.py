@@ -67,3 +67,16 @@ def test_oracle_regions_by_hand():
 def test_sparkline():
     assert sparkline([0, 1, 2]) == "▁▅█"
     assert len(sparkline([5, 5, 5])) == 3
+
+
+def test_curve_command(run_dir, run_main, tmp_path):
+    code, out, _ = run_main(["curve", str(run_dir), "--format", "json", "--ceiling"])
+    rows = json.loads(out)
+    assert code == 0 and {"model", "strategy", "t", "dist", "alive"} <= rows[0].keys()
+    assert any(r["model"] == "oracle (ceiling)" for r in rows)
+    code, out, _ = run_main(["curve", str(run_dir), "-f", "png", "--out", str(tmp_path / "c.png")])
+    assert code == 0 and (tmp_path / "c.png").stat().st_size > 10_000
+    code, out, _ = run_main(["curve", str(run_dir), "--metric", "alive"])
+    assert code == 0 and "alive per iteration" in out and "spoe:T=5" in out
+    code, _, err = run_main(["curve", str(run_dir), "--metric", "speed"])
+    assert code == 2 and err.startswith("error:")

@@ -156,6 +156,41 @@ def figure(
 
 
 @app.command()
+def curve(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    metric: Annotated[str, typer.Option(help="dist, cacc75, cacc50, iou or alive.")] = "dist",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or png.")] = "table",
+    out_file: Annotated[Path | None, typer.Option("--out", help="PNG file (with --format png).")] = None,
+    ceiling: Annotated[bool, typer.Option("--ceiling", help="Add the oracle ceiling: SPoE with a perfect chooser.")] = False,
+) -> None:
+    """Metrics per iteration for elimination strategies (SPoE), as in the paper's Figure 2.
+
+    The region after step t is scored against the ground truth; `alive` is the share of
+    instances whose ground-truth box is still inside the region. Each model's `direct`
+    result is the reference line.
+    """
+    from .evals.scenefunri.curves import CURVE_METRICS, curve_table, curves, direct_baselines
+
+    if metric not in CURVE_METRICS:
+        raise UserError(f"unknown metric {metric!r}; choose {', '.join(CURVE_METRICS)}")
+    if fmt not in ("table", "json", "png"):
+        raise UserError(f"unknown format {fmt!r}; choose table, json or png")
+    rows = curves(run_dirs, ceiling=ceiling)
+    if not rows:
+        raise UserError("no iterative region strategy (such as spoe) in these runs")
+    base = direct_baselines(run_dirs)
+    if fmt == "json":
+        print(json.dumps(rows, indent=2))
+    elif fmt == "png":
+        from .renderers.plots import curve_png
+
+        path = curve_png(rows, metric, out_file or Path(f"curve-{metric}.png"), base)
+        out.print(f"wrote {path}")
+    else:
+        out.print(curve_table(rows, metric, base))
+
+
+@app.command()
 def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     instance: Annotated[str | None, typer.Argument(help="Instance id; without it, a summary.")] = None,
