@@ -137,13 +137,17 @@ def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
 def answer_choice(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     """Pick among labelled regions: with probability ``skill`` the right one (the region
     holding less of the truth when eliminating, more when keeping; ties go to the first),
-    else a random one."""
+    else a random one; offered "C" (unsure), it takes it, with probability ``skill``, when
+    the truth lies across both regions."""
     k = sim.knobs
     if rng.random() < k.unparseable:
         return rng.choice(["Both regions look equally likely.", "I cannot tell."])
     truth = Box.of(oracle["truth"])
     cover = [truth.intersection(Box.of(r)) for r in oracle["regions"]]
     labels = oracle["labels"]
+    # offered a way out, a calibrated respondent takes it when the target straddles the cut
+    if "C" in oracle.get("options", ()) and all(c > 0 for c in cover) and rng.random() < k.skill:
+        return "C"
     if oracle.get("mode", "eliminate") == "eliminate":
         right = labels[min(range(len(cover)), key=lambda i: (cover[i], i))]
     else:

@@ -33,8 +33,15 @@ def _image(path: str) -> Image.Image:
 
 
 def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
-    """A copy of ``image`` with the spec's labelled boxes drawn on it."""
-    out = image.copy()
+    """A copy of ``image`` with the spec's labelled boxes drawn on it; with ``crop``, only
+    that region of the image (a zoomed-in view), boxes given in the crop's pixels."""
+    if "crop" in spec:
+        x1, y1, x2, y2 = (round(v) for v in spec["crop"])
+        out = image.crop((x1, y1, x2, y2))
+    else:
+        out = image.copy()
+    if not spec.get("boxes"):
+        return out
     d = ImageDraw.Draw(out)
     w, h = out.size
     line = max(2, round(min(w, h) / 160))

@@ -13,7 +13,10 @@ the trajectory as unanswered; the regions so far stay in the Steps.
 
 Beyond the paper, as parameters: ``share`` > 0.5 makes the halves overlap so a target on
 the cut survives; ``tau`` stops (returning the current region) when the choice's confidence
-falls below it; ``min_area`` stops once the region is smaller than that share of the image.
+falls below it; ``unsure`` offers a third answer, C ("neither is clearly less likely"),
+which stops the search; ``min_area`` stops once the region is smaller than that share of the
+image; ``finish=direct`` ends with a direct box asked inside the zoomed-in region, mapped
+back to the image (a hybrid of elimination and direct grounding).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from ..engine.box import Box
 from ..engine.graph import Parsed, StrategyState, ask_node, user_message
 from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
 from .choice import choice_confidence, read_choice
-from .prompts import render
+from .direct import read_box
+from .prompts import box_format_text, render
 from .registry import strategy
 
 LABELS = ["A", "B"]
@@ -43,6 +47,8 @@ class SpoeParams(BaseModel):
     share: float = Field(0.5, ge=0.5, lt=1.0)
     tau: float | None = Field(None, ge=0.5, le=1.0)
     min_area: float | None = Field(None, gt=0.0, lt=1.0)
+    unsure: bool = False  # offer "C: neither is clearly less likely", which stops the search
+    finish: Literal["none", "direct"] = "none"  # "direct": a box asked inside the zoomed region
     structured: bool = True
     temperature: float | None = 0.0
     seed: int | None = 0
@@ -73,8 +79,10 @@ def _region(state: StrategyState) -> list[float]:
 
 
 @strategy("spoe", params=SpoeParams, summary="Spatial Process of Elimination: halve, ask, repeat",
-          recursion_limit=lambda p: p.T + 5)
+          recursion_limit=lambda p: p.T + 6)
 def build_spoe(params: SpoeParams) -> StateGraph:
+    options = LABELS + (["C"] if params.unsure else [])
+
     def build(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         t = state.get("t", 0) + 1
@@ -82,14 +90,17 @@ def build_spoe(params: SpoeParams) -> StateGraph:
         sides = SIDES[axis_for(t)]
         text = render(f"spoe_{params.mode}", instruction=inst.text["instruction"],
                       a_side=sides[0], b_side=sides[1])
+        if params.unsure:
+            text = text.replace("Answer with one letter: A or B.",
+                                render("spoe_unsure") + " Answer with one letter: A, B or C.")
         overlay = {"boxes": [a, b], "labels": LABELS}
         caps = backend.capabilities
         decoding = Decoding(temperature=params.temperature, seed=params.seed,
-                            choices=LABELS if params.structured and caps.choices else None,
+                            choices=options if params.structured and caps.choices else None,
                             logprobs=caps.logprobs)
         oracle = {"task": "choice", "instance": inst.id, "truth": inst.truth.get("box"),
                   "width": inst.width, "height": inst.height, "regions": [a, b],
-                  "labels": LABELS, "mode": params.mode}
+                  "labels": LABELS, "mode": params.mode, "options": options}
         return Request(
             messages=[Message(role="user",
                               parts=user_message(text, ImagePart(path=inst.image, overlay=overlay)))],
@@ -100,16 +111,19 @@ def build_spoe(params: SpoeParams) -> StateGraph:
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
         t = state.get("t", 0) + 1
         a, b = candidates(_region(state), t, params.share)
-        choice = read_choice(reply.text, LABELS)
+        choice = read_choice(reply.text, options)
         if choice is None:
             snippet = " ".join(reply.text.split())[:60]
-            return Parsed(error=f"no choice of A or B in the reply: {snippet!r}")
-        conf = choice_confidence(reply.logprobs, LABELS, choice)
-        return Parsed(value={"choice": choice, "confidence": conf},
-                      region=survivor(a, b, choice, params.mode))
+            return Parsed(error=f"no choice of {' or '.join(options)} in the reply: {snippet!r}")
+        conf = choice_confidence(reply.logprobs, options, choice)
+        region = _region(state) if choice == "C" else survivor(a, b, choice, params.mode)
+        return Parsed(value={"choice": choice, "confidence": conf}, region=region)
 
     def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
         conf = parsed.value["confidence"]
+        if parsed.value["choice"] == "C":
+            return {"t": params.T, "status": "answered", "prediction": _region(state),
+                    "stopped": "unsure"}
         if params.tau is not None and conf is not None and conf < params.tau:
             # unsure: stop here and keep the region as it was before this step
             return {"t": params.T, "status": "answered", "prediction": _region(state),
@@ -117,20 +131,72 @@ def build_spoe(params: SpoeParams) -> StateGraph:
         return {"t": state.get("t", 0) + 1, "region": parsed.region,
                 "prediction": parsed.region, "status": "answered"}
 
+    done = "finish" if params.finish == "direct" else END
+
     def next_step(state: dict[str, Any]) -> str:
-        if state.get("status") != "answered" or state.get("t", 0) >= params.T:
+        if state.get("status") != "answered":
             return END
+        if state.get("t", 0) >= params.T:
+            return done
         if params.min_area is not None:
             inst = state["instance"]
             if Box.of(state["region"]).area < params.min_area * inst.width * inst.height:
-                return END
+                return done
         return "ask"
 
     graph = StateGraph(SpoeState)
     graph.add_node("ask", ask_node("ask", build, parse, update))
     graph.add_edge(START, "ask")
-    graph.add_conditional_edges("ask", next_step, ["ask", END])
+    graph.add_conditional_edges("ask", next_step, ["ask", done])
+    if params.finish == "direct":
+        graph.add_node("finish", ask_node("finish", build_finish, parse_finish, finished))
+        graph.add_edge("finish", END)
     return graph
+
+
+def build_finish(state: StrategyState, backend: Backend) -> Request:
+    """Hybrid finish: the region alone, zoomed in, and a direct box asked inside it."""
+    inst = state["instance"]
+    crop = [round(v) for v in _region(state)]
+    cw, ch = crop[2] - crop[0], crop[3] - crop[1]
+    text = render("spoe_finish", instruction=inst.text["instruction"],
+                  box_format=box_format_text(backend.box_format, cw, ch))
+    truth = inst.truth.get("box")
+    shifted = None
+    if truth:  # the sim sees the truth in the crop's pixels
+        shifted = [truth[0] - crop[0], truth[1] - crop[1], truth[2] - crop[0], truth[3] - crop[1]]
+    return Request(
+        messages=[Message(role="user", parts=user_message(
+            text, ImagePart(path=inst.image, overlay={"crop": crop})))],
+        decoding=Decoding(temperature=0.0, seed=0), sample=state.get("sample", 0),
+        oracle={"task": "box", "instance": inst.id, "width": cw, "height": ch,
+                "truth": _clip_truth(shifted, cw, ch)},
+        tags={"finish": "direct", "crop": crop},
+    )
+
+
+def _clip_truth(box: list[float] | None, w: int, h: int) -> list[float] | None:
+    if box is None:
+        return None
+    try:
+        return Box.of(box).clip(w, h).to_list()
+    except ValueError:  # the target was eliminated: the sim sees a corner instead
+        return [0.0, 0.0, min(4.0, w), min(4.0, h)]
+
+
+def parse_finish(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+    crop = [round(v) for v in _region(state)]
+    cw, ch = crop[2] - crop[0], crop[3] - crop[1]
+    parsed = read_box(reply.text, backend.box_format, cw, ch)
+    if parsed.error:
+        return parsed
+    x1, y1, x2, y2 = parsed.value
+    box = [x1 + crop[0], y1 + crop[1], x2 + crop[0], y2 + crop[1]]
+    return Parsed(value=box, region=box)
+
+
+def finished(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+    return {"prediction": parsed.value, "region": parsed.region, "status": "answered"}
 
 
 class SpoeState(StrategyState, total=False):

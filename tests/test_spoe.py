@@ -156,3 +156,35 @@ def test_oracle_keeps_the_target_until_a_cut(tmp_path, wide):
     alive = [Box.of(s["region"]).contains(gt) for s in r["steps"]]
     # once cut, never whole again; before the cut the region always holds it
     assert alive == sorted(alive, reverse=True) and alive[0]
+
+
+def test_unsure_answer_stops_with_the_region_so_far(tmp_path, fp, wide):
+    fp.reset()
+    fp.script(Reply("A"), Reply("C"))
+    (r,) = run(tmp_path, wide, fp, "spoe:T=4,unsure=true")
+    assert "Answer with one letter: A, B or C." in fp.requests[0].body["messages"][0]["content"][-1]["text"]
+    assert fp.requests[0].body["response_format"]["json_schema"]["schema"]["properties"][
+        "choice"]["enum"] == ["A", "B", "C"]
+    assert len(r["steps"]) == 2 and r["prediction"] == [500, 0, 1000, 800]
+
+
+def test_hybrid_finish_boxes_inside_the_zoomed_region(tmp_path, fp, wide):
+    fp.reset()
+    fp.script(Reply("A"), Reply("A"), Reply('{"box": [0, 0, 500, 500]}'))
+    (r,) = run(tmp_path, wide, fp, "spoe:T=2,finish=direct")
+    assert [s["name"] for s in r["steps"]] == ["ask", "ask", "finish"]
+    # region [500, 400, 1000, 800] is 500x400; 0-1000 box [0, 0, 500, 500] → [0, 0, 250, 200]
+    assert r["prediction"] == [500, 400, 750, 600]
+    sent = _image(fp.requests[2])
+    assert sent.shape[:2] == (400, 500)  # only the region is sent, zoomed in
+    assert r["steps"][2]["info"]["crop"] == [500, 400, 1000, 800]
+
+
+def test_oracle_with_the_unsure_option_never_loses_the_target(tmp_path, wide):
+    out = tmp_path / "o"
+    unseen.run(wide, ["spoe:T=8,unsure=true"], ["sim:oracle"], out=out, cache=False,
+               progress=False)
+    (r,) = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
+    from unseen.engine.box import Box
+
+    assert Box.of(r["prediction"]).contains(Box.of([700, 650, 760, 700]))
