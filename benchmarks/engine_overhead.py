@@ -25,7 +25,7 @@ from unseen.engine.graph import StrategyState, ask_node
 from unseen.engine.runner import Runner
 from unseen.engine.types import Reply, RunConfig
 from unseen.evals.scenefunri import load_dataset, scorer
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.evals.scenefunri.sample import write_test_set
 from unseen.strategies import build, strategy
 from unseen.strategies.direct import box_oracle, read_box
 
@@ -98,9 +98,9 @@ def measure(label: str, spec: str, data: Path, n_samples: int) -> float:
 def langgraph_floor(n: int = 500) -> float:
     """Median ms of one invocation of a one-node graph that does nothing: LangGraph's own
     cost per step on this machine, the floor under any LangGraph strategy."""
-    from unseen.evals.scenefunri.sample import ensure_sample
+    from unseen.evals.scenefunri.sample import bundled_sample
 
-    inst = load_dataset(ensure_sample()).instances[0]
+    inst = load_dataset(bundled_sample()).instances[0]
 
     async def noop(state):
         return {"status": "answered"}
@@ -132,7 +132,7 @@ def iter_steps(spec: str):
 def main() -> None:
     n_samples = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     with tempfile.TemporaryDirectory() as tmp:
-        data = write_sample(Path(tmp) / "data")
+        data = write_test_set(Path(tmp) / "data")
         floor = langgraph_floor()
         direct = measure("direct (1 step)", "direct", data, n_samples)
         loop = measure("loop (8 steps)", "bench-loop", data, max(1, n_samples // 4))

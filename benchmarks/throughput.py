@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import unseen
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.evals.scenefunri.sample import write_test_set
 
 ROOT = Path(__file__).resolve().parents[1]
 DELAY_S = 0.2
@@ -81,7 +81,7 @@ def main() -> None:
     proc, url = start_server()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            data = write_sample(Path(tmp) / "data")
+            data = write_test_set(Path(tmp) / "data")
             # warm up: imports and connection set-up are not what is measured
             asyncio.run(run_to(CONCURRENCY * 2, data, Path(tmp) / "warm", url))
             out = Path(tmp) / "run"

@@ -17,7 +17,7 @@ from fake_providers import FakeProvider
 
 import unseen
 from unseen import cli
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.evals.scenefunri.sample import write_test_set
 
 # conftest runs before any test module imports helpers: its asserts report like a test's own
 pytest.register_assert_rewrite("helpers")
@@ -26,7 +26,7 @@ pytest.register_assert_rewrite("helpers")
 @pytest.fixture(scope="module")
 def sample_data(tmp_path_factory) -> Path:
     """The sample data set, written once per module."""
-    return write_sample(tmp_path_factory.mktemp("sample") / "data")
+    return write_test_set(tmp_path_factory.mktemp("sample") / "data")
 
 
 @pytest.fixture(scope="module")

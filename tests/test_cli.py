@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 
 from unseen import cli, settings
 from unseen.evals.scenefunri import load_dataset
-from unseen.evals.scenefunri.sample import SAMPLE_SIZE
+from unseen.evals.scenefunri.sample import TEST_SET_SIZE, bundled_sample
 
-N = SAMPLE_SIZE
+N = TEST_SET_SIZE
 SECRET = "sk-unseen-test-SECRET-0123456789"
 KEYLIKE = re.compile(r"api[_-]?key|secret|password|passwd|authori[sz]ation|bearer|credential",
                      re.IGNORECASE)
@@ -103,7 +103,7 @@ def _isolated(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, cache_dir) -> dict[str, Path]:
+def runs(tmp_path_factory, cache_dir, sample_data) -> dict[str, Path]:
     """Two run directories: sim with two strategy labels, and a baseline rule."""
     root = tmp_path_factory.mktemp("runs")
     runner = CliRunner()
@@ -113,8 +113,8 @@ def runs(tmp_path_factory, cache_dir) -> dict[str, Path]:
         "rule": ["-b", "baseline:center", "-s", "direct"],
     }.items():
         made[name] = root / name
-        res = runner.invoke(cli.app, ["run", *args, "--out", str(made[name]),
-                                      "--cache-dir", str(cache_dir), "--quiet"])
+        res = runner.invoke(cli.app, ["run", "--data", str(sample_data), *args, "--out",
+                                      str(made[name]), "--cache-dir", str(cache_dir), "--quiet"])
         assert res.exit_code == 0, res.output
     return made
 
@@ -138,17 +138,18 @@ def test_default_run_subprocess(tmp_path):
     assert [s["label"] for s in config["strategies"]] == list(settings.DEFAULT_STRATEGIES)
     assert [b["spec"] for b in config["backends"]] == ["sim"]
     assert config["backends"][0]["simulated"] is True
-    assert config["instances"] == N
+    bundled = load_dataset(bundled_sample())
+    assert config["instances"] == len(bundled) == 72
     assert keylike_fields(config) == []
     assert SECRET not in config_text
     assert load_dataset(config["data"]).fingerprint == config["dataset_fingerprint"]
 
     lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
     n_strategies = len(settings.DEFAULT_STRATEGIES)
-    assert len(lines) == N * n_strategies
+    assert len(lines) == len(bundled) * n_strategies
     recs = [json.loads(line) for line in lines]
-    assert len({r["key"] for r in recs}) == N * n_strategies
-    assert {r["instance_id"] for r in recs} == {f"syn-{i:03d}" for i in range(N)}
+    assert len({r["key"] for r in recs}) == len(bundled) * n_strategies
+    assert {r["instance_id"] for r in recs} == {i.id for i in bundled}
     # the table compares every strategy against direct
     assert "direct:prompt=hidden" in proc.stdout and "cot-sr" in proc.stdout
     assert all(r["simulated"] and r["backend"] == "sim" for r in recs)
@@ -395,9 +396,9 @@ def test_data_sample_writes_loadable_dataset(tmp_path, sample_data):
     res = CliRunner().invoke(cli.app, ["data", "sample", "--out", str(out)])
     assert res.exit_code == 0, res.output
     ds = load_dataset(out)
-    assert len(ds) == N
+    assert len(ds) == 72
     assert ds.fingerprint in res.output.replace("\n", "")
-    assert ds.fingerprint == load_dataset(sample_data).fingerprint  # deterministic
+    assert ds.fingerprint == load_dataset(bundled_sample()).fingerprint  # a faithful copy
 
 
 def test_cache_stats_and_clear_on_empty_dir(tmp_path):

@@ -12,7 +12,7 @@ from PIL import Image
 import unseen
 from unseen.engine.types import Instance
 from unseen.evals.scenefunri.report import figure_cells
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.evals.scenefunri.sample import write_test_set
 from unseen.renderers.figures import GridCell, GridRow, prediction_grid
 
 IDS = ["syn-000", "syn-003", "syn-007"]
@@ -21,7 +21,7 @@ IDS = ["syn-000", "syn-003", "syn-007"]
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("figure")
-    data = write_sample(tmp / "data")
+    data = write_test_set(tmp / "data")
     unseen.run(data, ["direct", "direct:temperature=0.5"], ["sim", "sim:strong", "baseline:center"],
                out=tmp / "run", cache=False, progress=False)
     return tmp / "run"

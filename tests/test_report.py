@@ -23,7 +23,7 @@ from unseen.evals.scenefunri.bootstrap import (
     resample_counts,
 )
 from unseen.evals.scenefunri.paper import NOTE, paper_rows
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.evals.scenefunri.sample import write_test_set
 
 METRICS = ("cacc75", "cacc50", "miou", "dist")
 
@@ -276,7 +276,7 @@ def test_rich_table_colours_and_labels(rows):
 
 
 def test_rich_table_narrow_keeps_labels_whole(rows, tmp_path):
-    data = write_sample(tmp_path / "data")
+    data = write_test_set(tmp_path / "data")
     run = unseen.run(data, ["direct", "direct:prompt=common", "cot-sr"], ["sim"],
                      out=tmp_path / "sim", cache=False, progress=False).run_dir
     for width in (80, 100, 120):

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from unseen.api import run as api_run
-from unseen.evals.scenefunri.sample import SAMPLE_SIZE, write_sample
+from unseen.evals.scenefunri.sample import TEST_SET_SIZE, write_test_set
 
 SLOW_SIM = "sim:default,delay_s=0.1"
-N = SAMPLE_SIZE  # 24 instances, one strategy, one backend, one sample
+N = TEST_SET_SIZE  # 24 instances, one strategy, one backend, one sample
 
 
 def journal(run_dir: Path) -> Path:
@@ -49,11 +49,21 @@ def env() -> dict[str, str]:
     return e
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _test_set(sample_data):
+    """Every run in this module is on the 24-instance test set."""
+    global DATA
+    DATA = str(sample_data)
+
+
+DATA = ""
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, cache_dir) -> Path:
     """A finished default run (sample set, direct, sim), copied by each test that edits it."""
     out = tmp_path_factory.mktemp("finished") / "R"
-    result = api_run(out=out, cache_dir=cache_dir, progress=False)
+    result = api_run(DATA, out=out, cache_dir=cache_dir, progress=False)
     assert result.done == N and result.errors == 0
     return out
 
@@ -67,8 +77,8 @@ def run_copy(finished, tmp_path) -> Path:
 
 def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
     """``unseen run`` into ``run_dir`` again, in-process; must succeed: its stdout."""
-    code, out, err = run_main(["run", "-s", "direct", "--out", str(run_dir), "--cache-dir", str(cache_dir),
-                               *extra])
+    code, out, err = run_main(["run", "--data", DATA, "-s", "direct", "--out", str(run_dir),
+                               "--cache-dir", str(cache_dir), *extra])
     assert code == 0, err
     return out
 
@@ -78,7 +88,7 @@ def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
 
 def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path, cache_dir):
     run_dir = tmp_path / "interrupted"
-    cmd = [sys.executable, "-m", "unseen.cli", "run", "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", DATA, "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
            "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
     proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -106,7 +116,7 @@ def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path
 
 def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir):
     run_dir = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "unseen.cli", "run", "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", DATA, "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
            "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
     proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -149,7 +159,7 @@ def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir):
 
     # the same command, uninterrupted, into another directory
     ref_dir = tmp_path / "uninterrupted"
-    api_run(backends=[SLOW_SIM], out=ref_dir, cache_dir=cache_dir, concurrency=8, progress=False)
+    api_run(DATA, backends=[SLOW_SIM], out=ref_dir, cache_dir=cache_dir, concurrency=8, progress=False)
     ref = records(ref_dir)
     assert {r["key"] for r in ref} == set(keys)
     assert outcome(recs) == outcome(ref)
@@ -249,7 +259,7 @@ def test_retryable_failure_is_retried_and_latest_record_wins(run_copy, finished,
 
 
 def test_resume_into_run_dir_of_other_data_fails(run_copy, tmp_path, run_main):
-    other = write_sample(tmp_path / "other")
+    other = write_test_set(tmp_path / "other")
     inst = other / "instances.jsonl"
     inst.write_text("".join(inst.read_text().splitlines(keepends=True)[:5]))  # a different set
     journal_before = journal(run_copy).read_bytes()

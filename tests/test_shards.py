@@ -3,7 +3,7 @@
 import json
 
 import unseen
-from unseen.evals.scenefunri.sample import write_sample
+from unseen.evals.scenefunri.sample import write_test_set
 
 
 def records(run_dir):
@@ -11,7 +11,7 @@ def records(run_dir):
 
 
 def test_two_processes_match_one(tmp_path):
-    data = write_sample(tmp_path / "data")
+    data = write_test_set(tmp_path / "data")
     kw = dict(samples=2, cache=False, progress=False)
     one = unseen.run(data, ["direct"], ["sim", "baseline:prior"], out=tmp_path / "one", **kw)
     two = unseen.run(data, ["direct"], ["sim", "baseline:prior"], out=tmp_path / "two",

@@ -18,7 +18,7 @@ from .engine.journal import RUN_FILE
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.scenefunri import load_dataset, scorer
-from .evals.scenefunri.sample import ensure_sample
+from .evals.scenefunri.sample import bundled_sample
 from .renderers.overlay import render_overlay  # noqa: E402
 from .strategies import build as build_strategy
 
@@ -101,7 +101,7 @@ async def run_async(
         raise RunError("--samples must be at least 1")
     if processes < 1:
         raise RunError("--processes must be at least 1")
-    folder = Path(data) if data else ensure_sample(cache_dir)
+    folder = Path(data) if data else bundled_sample()
     dataset = load_dataset(folder)
     instances = dataset.instances[:limit] if limit else dataset.instances
     setup = functools.partial(

@@ -247,11 +247,11 @@ def backends() -> None:
 def data_sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the sample set into.")],
 ) -> None:
-    """Write the bundled sample SceneFunRI set (synthetic images) to a folder."""
+    """Copy the bundled sample SceneFunRI set (72 hidden targets in 8 procedural rooms)."""
     from .evals.scenefunri import load_dataset
-    from .evals.scenefunri.sample import write_sample
+    from .evals.scenefunri.sample import copy_sample
 
-    folder = write_sample(out_dir)
+    folder = copy_sample(out_dir)
     ds = load_dataset(folder)
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
 

@@ -1,35 +1,45 @@
-"""The bundled sample set: generated deterministically on first use into the cache."""
+"""The data sets the project ships or makes on the spot.
+
+- The bundled sample set (``sample_set/``, in the package): built by ``unseen data build``
+  from the procedural rooms of ``unseen data rooms --n 8 --seed 0`` at 640x480; 72 instances
+  from 8 rooms, each target inside the frame and fully hidden. ``unseen run`` uses it by
+  default.
+- The test set: 24 flat synthetic rooms drawn in milliseconds (``synthetic.py``), for tests.
+"""
 
 from __future__ import annotations
 
 import shutil
+from importlib import resources
 from pathlib import Path
 
 from .dataset import INSTANCES_FILE
 from .synthetic import write_synthetic_set
 
-SAMPLE_VERSION = "synthetic-v1"
-SAMPLE_SIZE = 24
-SAMPLE_SEED = 0
+TEST_SET_SIZE = 24
+TEST_SET_SEED = 0
+SAMPLE_ROOMS = {"n_rooms": 8, "seed": 0, "size": (640, 480)}
 
 
-def write_sample(out: str | Path) -> Path:
-    """Write the sample set into ``out`` (a folder); returns the folder."""
+def bundled_sample() -> Path:
+    """The folder of the bundled sample set, inside the installed package."""
+    path = Path(str(resources.files(__package__).joinpath("sample_set")))
+    if not (path / INSTANCES_FILE).is_file():
+        raise FileNotFoundError(f"the bundled sample set is missing from {path}; "
+                                "reinstall unseen, or rebuild it with 'unseen data rooms' and "
+                                "'unseen data build'")
+    return path
+
+
+def copy_sample(out: str | Path) -> Path:
+    """Copy the bundled sample set into ``out``."""
     out = Path(out)
-    write_synthetic_set(out, n=SAMPLE_SIZE, seed=SAMPLE_SEED)
+    shutil.copytree(bundled_sample(), out, dirs_exist_ok=True)
     return out
 
 
-def ensure_sample(cache_dir: str | Path | None = None) -> Path:
-    """The sample set's folder, generated once into the cache directory."""
-    from ...engine.cache import default_cache_dir
-
-    root = Path(cache_dir) if cache_dir else default_cache_dir()
-    folder = root / "datasets" / SAMPLE_VERSION
-    if not (folder / INSTANCES_FILE).is_file():
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        write_sample(tmp)
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)  # atomic: a half-written sample is never used
-    return folder
+def write_test_set(out: str | Path) -> Path:
+    """Write the 24-instance synthetic test set into ``out``; returns the folder."""
+    out = Path(out)
+    write_synthetic_set(out, n=TEST_SET_SIZE, seed=TEST_SET_SEED)
+    return out
