@@ -112,3 +112,15 @@ def test_thresholds_are_parameters(tmp_path):
 def test_repeated_instruction_and_missing_root(tmp_path):
     with pytest.raises(ValueError, match="not a directory|no SceneFun3D visits"):
         build(tmp_path / "nothing", tmp_path / "o", progress=False)
+
+
+def test_cli_build_and_a_malformed_scan(tmp_path, run_main):
+    root, _ = knob_scene(tmp_path)
+    code, out, _ = run_main(["data", "build", "--scenefun3d", str(root), "--out",
+                             str(tmp_path / "o")])
+    assert code == 0 and "1 kept" in out and "not fully occluded (V_o)" in out
+    (root / "100001" / "100001_annotations.json").write_text("{not json")
+    code, _, err = run_main(["data", "build", "--scenefun3d", str(root), "--out",
+                             str(tmp_path / "o2")])
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and "100001_annotations.json" in lines[0]
