@@ -159,6 +159,25 @@ def answer_choice(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     return label
 
 
+@task("cells")
+def answer_cells(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
+    """Name grid cells to eliminate: each cell without the target is named with probability
+    ``skill``, each cell holding part of it with probability (1 - skill) / 2; at least one
+    cell is always kept."""
+    k = sim.knobs
+    if rng.random() < k.unparseable:
+        return "All cells look plausible."
+    truth = Box.of(oracle["truth"])
+    gone = []
+    for i, cell in enumerate(oracle["regions"], start=1):
+        holds = truth.intersection(Box.of(cell)) > 0
+        if rng.random() < ((1 - k.skill) / 2 if holds else k.skill):
+            gone.append(i)
+    if len(gone) == len(oracle["regions"]):
+        gone.pop(rng.randrange(len(gone)))
+    return json.dumps({"eliminate": gone})
+
+
 class Sim(BaseBackend):
     provider = "sim"
     simulated = True

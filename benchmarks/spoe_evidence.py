@@ -24,7 +24,8 @@ from unseen.evals.scenefunri import summarize
 from unseen.renderers import overlay
 
 STRATEGIES = ["direct", "spoe", "spoe:share=0.6", "spoe:min_area=0.02", "spoe:T=4",
-              "spoe:T=6,share=0.6", "spoe:unsure=true", "spoe:T=5,finish=direct"]
+              "spoe:T=6,share=0.6", "spoe:unsure=true", "spoe:T=5,finish=direct",
+              "spoe-grid", "spoe-grid:rows=3,cols=3,T=2"]
 SKILLS = [0.6, 0.75, 0.9, 1.0]
 
 

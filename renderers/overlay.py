@@ -51,8 +51,8 @@ def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
         color = COLORS[i % len(COLORS)]
         x1, y1, x2, y2 = (round(v) for v in box)
         x2, y2 = min(x2, w) - 1, min(y2, h) - 1
-        # inset each box by its index so shared edges of adjacent boxes both show
-        inset = i * line
+        # inset every other box so the shared edges of adjacent boxes both show
+        inset = (i % 2) * line
         d.rectangle([x1 + inset, y1 + inset, x2 - inset, y2 - inset], outline=color, width=line)
         tx, ty = x1 + inset + line, y1 + inset + line
         left, top, right, bottom = d.textbbox((tx, ty), label, font=f)

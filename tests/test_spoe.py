@@ -188,3 +188,26 @@ def test_oracle_with_the_unsure_option_never_loses_the_target(tmp_path, wide):
     from unseen.engine.box import Box
 
     assert Box.of(r["prediction"]).contains(Box.of([700, 650, 760, 700]))
+
+
+def test_grid_rounds_pinned(tmp_path, fp, wide):
+    fp.reset(Reply('{"eliminate": [1, 2]}'))
+    (r,) = run(tmp_path / "g", wide, fp, "spoe-grid:T=2")
+    assert [s["region"] for s in r["steps"]] == [[0, 400, 1000, 800], [0, 600, 1000, 800]]
+    assert r["steps"][0]["info"]["cells"] == 4
+    fp.reset(Reply('{"eliminate": [1, 2, 3, 4, 6, 7, 8, 9]}'))
+    (r,) = run(tmp_path / "g3", wide, fp, "spoe-grid:rows=3,cols=3,T=1")
+    assert r["prediction"] == pytest.approx([1000 / 3, 800 / 3, 2000 / 3, 1600 / 3])
+    fp.reset(Reply('{"eliminate": [1, 2, 3, 4]}'))
+    (r,) = run(tmp_path / "all", wide, fp, "spoe-grid:T=1")
+    assert r["status"] == "unanswered" and "every cell" in r["error"]["message"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"eliminate": [1, 4]}', [1, 4]), ("[3]", [3]), ("Eliminate cells 2 and 3.", [2, 3]),
+    ('{"eliminate": []}', []), ("none of them", None), ('{"eliminate": [7]}', None),
+])
+def test_read_eliminated(text, expected):
+    from unseen.strategies.spoe_grid import read_eliminated
+
+    assert read_eliminated(text, 4) == expected

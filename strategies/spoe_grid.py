@@ -1,0 +1,117 @@
+"""``spoe-grid``: elimination over a k-way grid (beyond the paper).
+
+Each round divides the region into ``rows`` × ``cols`` numbered cells drawn on the image and
+asks which cells are unlikely to hold the target; the model may eliminate several at once.
+The region becomes the bounding box of the cells kept (cells not adjacent to each other make
+that box larger than their union). ``T`` rounds; one Step per round, with the cells in the
+overlay spec and the region after the round. Eliminating every cell is an unusable answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine.backend import Backend
+from ..engine.box import Box
+from ..engine.boxtext import json_values, strip_fences
+from ..engine.graph import Parsed, StrategyState, ask_node, user_message
+from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
+from .prompts import render
+from .registry import strategy
+
+
+class GridParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rows: int = Field(2, ge=1, le=4)
+    cols: int = Field(2, ge=1, le=4)
+    T: int = Field(3, ge=1, le=10)
+    temperature: float | None = 0.0
+    seed: int | None = 0
+
+
+def cells(region: list[float], rows: int, cols: int) -> list[list[float]]:
+    """The grid's cells, numbered row by row from the top left (cell 1)."""
+    x1, y1, x2, y2 = region
+    w, h = (x2 - x1) / cols, (y2 - y1) / rows
+    return [[x1 + c * w, y1 + r * h, x1 + (c + 1) * w, y1 + (r + 1) * h]
+            for r in range(rows) for c in range(cols)]
+
+
+def read_eliminated(text: str, k: int) -> list[int] | None:
+    """Cell numbers named for elimination (JSON ``eliminate`` list, or a bare JSON list,
+    else the numbers in the text); None when the reply names none at all or one is out of
+    range."""
+    found: list[int] | None = None
+    for v in reversed(json_values(strip_fences(text))):
+        items = v.get("eliminate") if isinstance(v, dict) else v
+        if isinstance(items, list) and all(isinstance(x, int) and not isinstance(x, bool)
+                                           for x in items):
+            found = items
+            break
+    if found is None:  # no JSON: the numbers in the text
+        found = [int(n) for n in re.findall(r"(?<![\d.])(\d{1,2})(?!\d|\.\d)", text)] or None
+    if found is None or any(not 1 <= n <= k for n in found):
+        return None
+    return sorted(set(found))  # an empty list keeps every cell: the region stays
+
+
+def kept_region(all_cells: list[list[float]], eliminated: list[int]) -> list[float] | None:
+    kept = [c for i, c in enumerate(all_cells, start=1) if i not in eliminated]
+    if not kept:
+        return None
+    return [min(c[0] for c in kept), min(c[1] for c in kept),
+            max(c[2] for c in kept), max(c[3] for c in kept)]
+
+
+@strategy("spoe-grid", params=GridParams,
+          summary="elimination over a rows x cols grid; several cells per round",
+          recursion_limit=lambda p: p.T + 5)
+def build_grid(params: GridParams) -> StateGraph:
+    k = params.rows * params.cols
+
+    def region(state: StrategyState) -> list[float]:
+        inst = state["instance"]
+        return state.get("region") or Box.full(inst.width, inst.height).to_list()
+
+    def build(state: StrategyState, backend: Backend) -> Request:
+        inst = state["instance"]
+        grid = cells(region(state), params.rows, params.cols)
+        labels = [str(i) for i in range(1, k + 1)]
+        text = render("grid_eliminate", instruction=inst.text["instruction"], k=k)
+        return Request(
+            messages=[Message(role="user", parts=user_message(
+                text, ImagePart(path=inst.image, overlay={"boxes": grid, "labels": labels})))],
+            decoding=Decoding(temperature=params.temperature, seed=params.seed),
+            sample=state.get("sample", 0),
+            oracle={"task": "cells", "instance": inst.id, "truth": inst.truth.get("box"),
+                    "width": inst.width, "height": inst.height, "regions": grid},
+            tags={"t": state.get("t", 0) + 1, "cells": k},
+        )
+
+    def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+        grid = cells(region(state), params.rows, params.cols)
+        gone = read_eliminated(reply.text, k)
+        if gone is None:
+            return Parsed(error=f"no cell numbers 1-{k} in the reply: {reply.text[:60]!r}")
+        new = kept_region(grid, gone)
+        if new is None:
+            return Parsed(error="every cell was eliminated")
+        return Parsed(value={"eliminate": gone}, region=new)
+
+    def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+        return {"t": state.get("t", 0) + 1, "region": parsed.region,
+                "prediction": parsed.region, "status": "answered"}
+
+    def next_step(state: dict[str, Any]) -> str:
+        done = state.get("status") != "answered" or state.get("t", 0) >= params.T
+        return END if done else "ask"
+
+    graph = StateGraph(StrategyState)
+    graph.add_node("ask", ask_node("ask", build, parse, update))
+    graph.add_edge(START, "ask")
+    graph.add_conditional_edges("ask", next_step, ["ask", END])
+    return graph
