@@ -194,22 +194,35 @@ def curve(
 def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     instance: Annotated[str | None, typer.Argument(help="Instance id; without it, a summary.")] = None,
-    strategy: Annotated[str | None, typer.Option(help="Only this strategy label.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Only this strategy label (or name: spoe matches spoe:T=4).")] = None,
     model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
     sample: Annotated[int | None, typer.Option(help="Only this sample index.")] = None,
+    step: Annotated[int | None, typer.Option(help="Only the step with this index (as journaled, from 0).")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Prompts, replies and reasoning in full, not folded.")] = False,
+    no_images: Annotated[bool, typer.Option("--no-images", help="Draw no images in the terminal.")] = False,
+    png: Annotated[Path | None, typer.Option("--png", help="Write the trajectory's steps as one PNG strip to this file instead.")] = None,
 ) -> None:
-    """Print a run's summary, or one instance's trajectories step by step."""
-    from .show import show_instance, show_summary
+    """Print a run's summary, or one instance's trajectories step by step (images drawn in
+    the terminal when it is one), or write one trajectory as a PNG strip."""
+    from .show import show_instance, show_summary, write_strip
 
-    if instance is None:
-        show_summary(out, run_dir)
-    else:
-        try:
-            show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample)
-        except ValueError as exc:  # no such instance (RunDirError passes through as is)
-            if isinstance(exc, _user_errors()):
-                raise
-            raise UserError(str(exc)) from None
+    try:
+        if instance is None:
+            if png is not None or step is not None:
+                raise UserError("--png and --step need an INSTANCE")
+            show_summary(out, run_dir, strategy=strategy, model=model)
+        elif png is not None:
+            layout = write_strip(run_dir, instance, png, strategy=strategy, model=model,
+                                 sample=sample, step=step)
+            out.print(f"wrote {escape(str(png))} ({len(layout.tiles)} tiles, "
+                      f"{layout.width}×{layout.height} px)", highlight=False)
+        else:
+            show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample,
+                          step=step, full=full, images=not no_images)
+    except ValueError as exc:  # no such instance (RunDirError passes through as is)
+        if isinstance(exc, _user_errors()):
+            raise
+        raise UserError(str(exc)) from None
 
 
 @app.command()
