@@ -1,0 +1,232 @@
+"""The Director paper's estimators (appendix, "Estimators" and "The corrections").
+
+A comparison is a difference of shares between two conditions, fitted on the answered replies
+with the scene as the cluster:
+
+- ``"gee"``: logit P(y=1) = b0 + b1 x, exchangeable working correlation estimated by moments
+  (statsmodels' default), cluster-robust sandwich covariance times G/(G-1)
+  (``fit(cov_type="robust", scaling_factor=G/(G-1))``); the difference of the fitted shares
+  p1 - p0 gets a delta-method t interval on G-2 degrees of freedom, and the two-sided p comes
+  from the same t statistic.
+- ``"paired"``, where a condition has no event: the mean over scenes of the per-scene
+  differences, with a t interval on G-1 degrees of freedom and the one-sample t-test's p.
+- ``"bound"``, where every scene gives the same difference c: [c-(c-l)U, c+(u-c)U] with
+  U = 1 - 0.025^(1/G), l = -1, u = 1; p = 1 at c = 0, else the exact two-sided sign test
+  (all G scenes agree in sign), 2 * 0.5^G capped at 1.
+
+The estimator is chosen from the data, in that order: bound, then paired, else gee. statsmodels
+returns ``converged=True`` with NaN standard errors at the edges, so warnings are never read.
+
+Decisions, beyond the paper's words:
+
+- "No event" is read as separation: the paired estimator is also used when a condition has
+  every reply an event (share 1). For this two-parameter logit these are exactly the cases in
+  which the fitted coefficients do not exist (b0 or b1 runs off to infinity).
+- A per-scene difference needs the scene in both conditions. The bound and paired estimators
+  use the scenes that have replies in both conditions (their G counts those); GEE uses every
+  reply and every scene. The bound check ("every scene gives the same difference") is made on
+  the scenes with both conditions.
+- ``share0``/``share1`` are the estimator's own shares, so that ``diff == share1 - share0``:
+  GEE's fitted shares, or for paired and bound the mean over scenes of the per-scene shares.
+- GEE needs G >= 3 (t on G-2 df) and paired G >= 2; fewer clusters raise ``ValueError``. If
+  GEE gives non-finite numbers on data with both shares strictly inside (0, 1) (which should not
+  happen), ``RuntimeError`` is raised rather than a silent fallback.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Literal
+
+import numpy as np
+from scipy import stats as sps
+from scipy.special import expit
+
+Method = Literal["gee", "paired", "bound"]
+
+LOW, HIGH = -1.0, 1.0  # range of a per-scene difference of shares
+_SAME = 1e-12  # per-scene differences are ratios of small counts: equal ones agree to ~1e-16
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A difference of shares, share1 - share0, with its 95% interval and two-sided p."""
+
+    diff: float
+    low: float
+    high: float
+    p: float
+    method: Method
+    share0: float
+    share1: float
+    n: int  # replies used
+    G: int  # clusters (scenes) used
+    se: float | None = None  # standard error (gee, paired); None for bound
+    df: int | None = None  # t degrees of freedom (gee, paired); None for bound
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+
+def _arrays(y, condition, scene) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    y = np.asarray(y)
+    x = np.asarray(condition)
+    s = np.asarray(scene)
+    if not (y.ndim == x.ndim == s.ndim == 1 and len(y) == len(x) == len(s)):
+        raise ValueError("y, condition and scene must be 1-d and of equal length")
+    if len(y) == 0:
+        raise ValueError("no replies")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError("y must be 0 or 1")
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("condition must be 0 or 1")
+    if not (np.any(x == 0) and np.any(x == 1)):
+        raise ValueError("both conditions need replies")
+    _, codes = np.unique(s, return_inverse=True)
+    return y.astype(float), x.astype(int), codes.astype(int)
+
+
+def _per_scene(y: np.ndarray, x: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-scene shares under 0 and 1, over the scenes with replies in both conditions."""
+    k = g.max() + 1
+    n0 = np.bincount(g, weights=(x == 0), minlength=k)
+    n1 = np.bincount(g, weights=(x == 1), minlength=k)
+    e0 = np.bincount(g, weights=y * (x == 0), minlength=k)
+    e1 = np.bincount(g, weights=y * (x == 1), minlength=k)
+    both = (n0 > 0) & (n1 > 0)
+    n_used = int((n0[both] + n1[both]).sum())
+    return e0[both] / n0[both], e1[both] / n1[both], n_used
+
+
+def fit_gee(y, condition, scene, *, ddof_scale: int | None = None, small_sample: bool = True,
+            ctol: float = 1e-10):
+    """statsmodels' GEE logit of ``y`` on ``[1, condition]`` with the scene as the cluster and an
+    exchangeable working correlation estimated by moments. Returns the results; ``cov_params()``
+    is the robust sandwich times G/(G-1) when ``small_sample`` (geepack's has no such factor).
+    ``ddof_scale=None`` is statsmodels' default (the moment estimate of the correlation divides
+    by N-2 and pairs-2); ``ddof_scale=0`` reproduces R's geepack. ``ctol`` is tighter than
+    statsmodels' 1e-6 (one or two more iterations) so that the estimate does not depend on it."""
+    import warnings
+
+    from statsmodels.genmod.cov_struct import Exchangeable
+    from statsmodels.genmod.families import Binomial
+    from statsmodels.genmod.generalized_estimating_equations import GEE
+
+    yv, x, g = _arrays(y, condition, scene)
+    G = int(g.max()) + 1
+    X = np.column_stack([np.ones_like(yv), x.astype(float)])
+    model = GEE(yv, X, groups=g, family=Binomial(), cov_struct=Exchangeable())
+    with warnings.catch_warnings():  # outcomes are judged from the numbers, never from warnings
+        warnings.simplefilter("ignore")
+        return model.fit(cov_type="robust", ddof_scale=ddof_scale, ctol=ctol,
+                         scaling_factor=G / (G - 1) if small_sample else 1.0)
+
+
+def _bound(c: float, G: int) -> tuple[float, float, float]:
+    U = 1.0 - 0.025 ** (1.0 / G)
+    low, high = c - (c - LOW) * U, c + (HIGH - c) * U
+    p = 1.0 if c == 0 else min(1.0, 2.0 * 0.5**G)
+    return low, high, p
+
+
+def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray,
+            scene: Sequence | np.ndarray) -> Comparison:
+    """share(condition=1) - share(condition=0), clustered by scene; see the module docstring."""
+    yv, x, g = _arrays(y, condition, scene)
+    s0, s1, n_both = _per_scene(yv, x, g)
+    d = s1 - s0
+    Gb = len(d)
+
+    # 1. bound: every scene (with both conditions) gives the same difference
+    if Gb >= 1 and np.all(np.abs(d - d[0]) <= _SAME):
+        c = float(d.mean())
+        c = 0.0 if abs(c) <= _SAME else c
+        low, high, p = _bound(c, Gb)
+        return Comparison(diff=c, low=low, high=high, p=p, method="bound",
+                          share0=float(s0.mean()), share1=float(s1.mean()), n=n_both, G=Gb)
+
+    # 2. paired: a condition with no event (or, by the same separation, every reply an event)
+    m0, m1 = yv[x == 0].mean(), yv[x == 1].mean()
+    if m0 in (0.0, 1.0) or m1 in (0.0, 1.0):
+        if Gb < 2:
+            raise ValueError(f"the paired estimator needs at least 2 scenes in both conditions, got {Gb}")
+        diff = float(d.mean())
+        se = float(d.std(ddof=1) / math.sqrt(Gb))
+        df = Gb - 1
+        tq = float(sps.t.ppf(0.975, df))
+        p = float(2 * sps.t.sf(abs(diff / se), df))
+        return Comparison(diff=diff, low=diff - tq * se, high=diff + tq * se, p=p,
+                          method="paired", share0=float(s0.mean()), share1=float(s1.mean()),
+                          n=n_both, G=Gb, se=se, df=df)
+
+    # 3. gee
+    G = int(g.max()) + 1
+    if G < 3:
+        raise ValueError(f"GEE's t interval on G-2 df needs at least 3 scenes, got {G}")
+    res = fit_gee(yv, x, g)
+    b0, b1 = (float(v) for v in res.params)
+    V = np.asarray(res.cov_params(), dtype=float)
+    p0, p1 = float(expit(b0)), float(expit(b0 + b1))
+    grad = np.array([p1 * (1 - p1) - p0 * (1 - p0), p1 * (1 - p1)])
+    se = float(math.sqrt(grad @ V @ grad)) if np.all(np.isfinite(V)) else math.nan
+    diff = p1 - p0
+    if not (math.isfinite(diff) and math.isfinite(se) and se > 0):
+        raise RuntimeError(f"GEE gave a non-finite or zero standard error (b={b0}, {b1}; se={se})")
+    df = G - 2
+    tq = float(sps.t.ppf(0.975, df))
+    p = float(2 * sps.t.sf(abs(diff / se), df))
+    return Comparison(diff=diff, low=diff - tq * se, high=diff + tq * se, p=p, method="gee",
+                      share0=p0, share1=p1, n=len(yv), G=G, se=se, df=df)
+
+
+def share_interval(y, scene, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """A single share with its 95% percentile interval over ``n_boot`` scene resamples (scenes
+    drawn with replacement, their replies pooled). Reproducible for a given ``seed``."""
+    yv = np.asarray(y, dtype=float)
+    s = np.asarray(scene)
+    if yv.ndim != 1 or len(yv) != len(s) or len(yv) == 0:
+        raise ValueError("y and scene must be 1-d, non-empty and of equal length")
+    _, g = np.unique(s, return_inverse=True)
+    G = int(g.max()) + 1
+    events = np.bincount(g, weights=yv, minlength=G)
+    counts = np.bincount(g, minlength=G).astype(float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, G, size=(n_boot, G))
+    boot = events[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    low, high = np.percentile(boot, [2.5, 97.5])
+    return float(yv.mean()), float(low), float(high)
+
+
+def bh(pvalues: Sequence[float] | np.ndarray, q: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Benjamini-Hochberg at false discovery rate ``q`` over one family: (rejected, adjusted p)."""
+    from statsmodels.stats.multitest import multipletests
+
+    rejected, adjusted, _, _ = multipletests(np.asarray(pvalues, dtype=float), alpha=q,
+                                             method="fdr_bh")
+    return np.asarray(rejected, dtype=bool), np.asarray(adjusted, dtype=float)
+
+
+def mark(comp: Comparison, adjusted_p: float, q: float = 0.05) -> str:
+    """"*" when the interval excludes zero and the comparison survives BH (adjusted p <= q);
+    "†" when the interval excludes zero but the comparison fails the correction; else ""."""
+    if not comp.excludes_zero:
+        return ""
+    return "*" if adjusted_p <= q else "†"
+
+
+def equivalent(comp: Comparison, margin: float = 0.10) -> bool:
+    """Whether the interval lies within [-margin, +margin] (ends included)."""
+    return -margin <= comp.low and comp.high <= margin
+
+
+def round_half_away(x: float | int | str | Decimal, places: int = 4) -> float:
+    """``x`` rounded to ``places`` decimals, an exact half away from zero. A float is read by its
+    shortest repr (0.12345 -> "0.12345" -> 0.1235), not by its binary expansion."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return x
+    d = x if isinstance(x, Decimal) else Decimal(repr(x) if isinstance(x, float) else str(x))
+    return float(d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
