@@ -49,21 +49,11 @@ def env() -> dict[str, str]:
     return e
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _test_set(sample_data):
-    """Every run in this module is on the 24-instance test set."""
-    global DATA
-    DATA = str(sample_data)
-
-
-DATA = ""
-
-
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory, cache_dir) -> Path:
+def finished(tmp_path_factory, cache_dir, sample_data) -> Path:
     """A finished default run (sample set, direct, sim), copied by each test that edits it."""
     out = tmp_path_factory.mktemp("finished") / "R"
-    result = api_run(DATA, out=out, cache_dir=cache_dir, progress=False)
+    result = api_run(sample_data, out=out, cache_dir=cache_dir, progress=False)
     assert result.done == N and result.errors == 0
     return out
 
@@ -76,8 +66,10 @@ def run_copy(finished, tmp_path) -> Path:
 
 
 def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
-    """``unseen run`` into ``run_dir`` again, in-process; must succeed: its stdout."""
-    code, out, err = run_main(["run", "--data", DATA, "-s", "direct", "--out", str(run_dir),
+    """``unseen run`` into ``run_dir`` again, in-process, on the data its run.json names;
+    must succeed: its stdout."""
+    data = json.loads((run_dir / "run.json").read_text())["data"]
+    code, out, err = run_main(["run", "--data", data, "-s", "direct", "--out", str(run_dir),
                                "--cache-dir", str(cache_dir), *extra])
     assert code == 0, err
     return out
@@ -86,9 +78,10 @@ def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
 # --- Ctrl-C ---------------------------------------------------------------------------------
 
 
-def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path, cache_dir):
+def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path, cache_dir,
+                                                                       sample_data):
     run_dir = tmp_path / "interrupted"
-    cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", DATA, "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", str(sample_data), "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
            "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
     proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -114,9 +107,9 @@ def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path
 # --- a run killed with SIGKILL ------------------------------------------------------------
 
 
-def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir):
+def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir, sample_data):
     run_dir = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", DATA, "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
+    cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", str(sample_data), "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",
            "--out", str(run_dir), "--cache-dir", str(cache_dir), "--quiet"]
     proc = subprocess.Popen(cmd, env=env(), cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -159,7 +152,7 @@ def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir):
 
     # the same command, uninterrupted, into another directory
     ref_dir = tmp_path / "uninterrupted"
-    api_run(DATA, backends=[SLOW_SIM], out=ref_dir, cache_dir=cache_dir, concurrency=8, progress=False)
+    api_run(sample_data, backends=[SLOW_SIM], out=ref_dir, cache_dir=cache_dir, concurrency=8, progress=False)
     ref = records(ref_dir)
     assert {r["key"] for r in ref} == set(keys)
     assert outcome(recs) == outcome(ref)
