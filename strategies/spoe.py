@@ -16,20 +16,33 @@ the cut survives; ``tau`` stops (returning the current region) when the choice's
 falls below it; ``unsure`` offers a third answer, C ("neither is clearly less likely"),
 which stops the search; ``min_area`` stops once the region is smaller than that share of the
 image; ``finish=direct`` ends with a direct box asked inside the zoomed-in region, mapped
-back to the image (a hybrid of elimination and direct grounding).
+back to the image (a hybrid of elimination and direct grounding); ``votes=N`` asks N sampled
+replies per step and lets the majority decide, the vote share being the confidence.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections import Counter
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
 from ..engine.box import Box
-from ..engine.graph import Parsed, StrategyState, ask_node, user_message
-from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
+from ..engine.graph import (
+    Parsed,
+    StrategyState,
+    ask_node,
+    backend_of,
+    prompt_text,
+    request_images,
+    user_message,
+)
+from ..engine.types import Decoding, ErrorInfo, ImagePart, Message, Reply, Request, Step, Usage
 from .choice import choice_confidence, read_choice
 from .direct import read_box
 from .prompts import box_format_text, render
@@ -48,6 +61,8 @@ class SpoeParams(BaseModel):
     tau: float | None = Field(None, ge=0.5, le=1.0)
     min_area: float | None = Field(None, gt=0.0, lt=1.0)
     unsure: bool = False  # offer "C: neither is clearly less likely", which stops the search
+    votes: int = Field(1, ge=1, le=15)  # self-consistency: sampled votes per step, majority wins
+    vote_temperature: float = Field(0.7, ge=0.0, le=2.0)
     finish: Literal["none", "direct"] = "none"  # "direct": a box asked inside the zoomed region
     structured: bool = True
     temperature: float | None = 0.0
@@ -145,13 +160,67 @@ def build_spoe(params: SpoeParams) -> StateGraph:
         return "ask"
 
     graph = StateGraph(SpoeState)
-    graph.add_node("ask", ask_node("ask", build, parse, update))
+    node = ask_node("ask", build, parse, update) if params.votes == 1 else \
+        vote_node(params, build, parse, update)
+    graph.add_node("ask", node)
     graph.add_edge(START, "ask")
     graph.add_conditional_edges("ask", next_step, ["ask", done])
     if params.finish == "direct":
         graph.add_node("finish", ask_node("finish", build_finish, parse_finish, finished))
         graph.add_edge("finish", END)
     return graph
+
+
+def vote_node(params: SpoeParams, build, parse, update):
+    """Self-consistency: ``votes`` sampled replies to the same step, asked concurrently; the
+    majority choice decides (ties: the earliest vote's side) and the vote share is the
+    confidence, so ``tau`` works without log-probabilities. One Step records the votes."""
+
+    async def node(state: StrategyState, config: RunnableConfig) -> dict[str, Any]:
+        backend = backend_of(config)
+        t0 = time.perf_counter()
+        base = build(state, backend)
+        sample = state.get("sample", 0)
+        requests = [base.model_copy(update={
+            "sample": sample * params.votes + j,
+            "decoding": base.decoding.model_copy(update={"temperature": params.vote_temperature,
+                                                         "seed": None}),
+        }) for j in range(params.votes)]
+        replies = await asyncio.gather(*(backend.complete(r) for r in requests))
+        parsed = [None if r.error else parse(state, backend, r) for r in replies]
+        choices = [p.value["choice"] for p in parsed if p is not None and p.error is None]
+        reply = Reply(
+            text="\n---\n".join(r.text for r in replies),
+            usage=Usage(input_tokens=sum(r.usage.input_tokens for r in replies),
+                        output_tokens=sum(r.usage.output_tokens for r in replies),
+                        reasoning_tokens=sum(r.usage.reasoning_tokens for r in replies)),
+            latency_s=max(r.latency_s for r in replies),
+            cached=all(r.cached for r in replies),
+            error=None if choices else next((r.error for r in replies if r.error), None),
+        )
+        info = {**base.tags, "calls": params.votes, "votes": choices}
+        if not choices:
+            err = reply.error or ErrorInfo(kind="parse", message="no vote named a region")
+            step = _step(state, base, reply, None, err.message, None, info, t0)
+            return {"steps": [step], "status": "unanswered", "error": err}
+        counts = Counter(choices)
+        top = max(counts.values())
+        winner = next(c for c in choices if counts[c] == top)
+        share = top / len(choices)
+        result = next(p for p in parsed if p is not None and p.error is None
+                      and p.value["choice"] == winner)
+        result = Parsed(value={"choice": winner, "confidence": share}, region=result.region)
+        step = _step(state, base, reply, result.value, None, result.region, info, t0)
+        return {"steps": [step], **update(state, step, result)}
+
+    return node
+
+
+def _step(state, request: Request, reply: Reply, parsed, parse_error, region, info, t0) -> Step:
+    return Step(index=len(state.get("steps") or []), name="ask", prompt=prompt_text(request),
+                images=request_images(request), reply=reply, parsed=parsed,
+                parse_error=parse_error, region=region, info=info,
+                seconds=time.perf_counter() - t0)
 
 
 def build_finish(state: StrategyState, backend: Backend) -> Request:

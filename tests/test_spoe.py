@@ -211,3 +211,23 @@ def test_read_eliminated(text, expected):
     from unseen.strategies.spoe_grid import read_eliminated
 
     assert read_eliminated(text, 4) == expected
+
+
+def test_self_consistency_votes(tmp_path, fp, wide):
+    fp.reset()
+    fp.script(Reply("B"), Reply("A"), Reply("A"))
+    (r,) = run(tmp_path, wide, fp, "spoe:T=1,votes=3")
+    assert len(fp.requests) == 3
+    assert all(q.body["temperature"] == 0.7 for q in fp.requests)
+    step = r["steps"][0]
+    assert sorted(step["info"]["votes"]) == ["A", "A", "B"] and step["info"]["calls"] == 3
+    assert step["parsed"] == {"choice": "A", "confidence": pytest.approx(2 / 3)}
+    assert r["prediction"] == [500, 0, 1000, 800]
+    from unseen.evals.scenefunri import summarize
+
+    assert summarize([tmp_path / "run"])[0]["calls"] == 3
+    # the vote share is the confidence that tau reads
+    fp.reset()
+    fp.script(Reply("B"), Reply("A"), Reply("A"))
+    (r,) = run(tmp_path / "tau", wide, fp, "spoe:T=3,votes=3,tau=0.8")
+    assert len(r["steps"]) == 1 and r["prediction"] == [0, 0, 1000, 800]

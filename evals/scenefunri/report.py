@@ -111,7 +111,8 @@ def summarize(
         g["sec"] += rec.get("seconds", 0.0)
         for step in rec.get("steps", []):
             reply = step["reply"]
-            g["calls"] += not reply.get("cached", False)
+            # a step may stand for several calls (self-consistency votes)
+            g["calls"] += 0 if reply.get("cached", False) else step.get("info", {}).get("calls", 1)
             usage = reply.get("usage") or {}
             g["in"] += usage.get("input_tokens", 0)
             g["out"] += usage.get("output_tokens", 0)
