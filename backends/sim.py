@@ -153,6 +153,12 @@ def answer_choice(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     else:
         right = labels[max(range(len(cover)), key=lambda i: (cover[i], -i))]
     label = right if rng.random() < k.skill else rng.choice(labels)
+    # log-probabilities, as a calibrated respondent would give them: surer when right
+    q = rng.uniform(0.6, 0.97) if label == right else rng.uniform(0.5, 0.75)
+    others = [x for x in labels if x != label]
+    sim.last_logprobs = [{"token": label, "logprob": math.log(q), "top": [
+        {"token": label, "logprob": math.log(q)},
+        *({"token": x, "logprob": math.log((1 - q) / len(others))} for x in others)]}]
     if rng.random() < k.format_noise:
         return rng.choice([f"Region {label}", f"**{label}**", json.dumps({"choice": label}),
                            f"The answer is {label}."])
@@ -182,7 +188,8 @@ class Sim(BaseBackend):
     provider = "sim"
     simulated = True
     cacheable = False  # instant and deterministic: caching would only hide changes
-    capabilities = Capabilities(json_schema=True, choices=True, logprobs=False)
+    capabilities = Capabilities(json_schema=True, choices=True, logprobs=True)
+    last_logprobs: list | None = None
 
     def __init__(self, knobs: SimKnobs, profile_name: str, spec: str):
         self.knobs = knobs
@@ -206,10 +213,12 @@ class Sim(BaseBackend):
                                 f"(task {oracle.get('task') if oracle else None!r} unknown)")
         if self.knobs.delay_s > 0:
             await asyncio.sleep(self.knobs.delay_s)
+        self.last_logprobs = None
         text = TASKS[oracle["task"]](self, oracle, self._rng(request))
         words = sum(len(m.text.split()) for m in request.messages)
+        logprobs = self.last_logprobs if request.decoding.logprobs else None
         return Reply(text=text, usage=Usage(input_tokens=words, output_tokens=len(text.split())),
-                     latency_s=self.knobs.delay_s, finish_reason="stop")
+                     latency_s=self.knobs.delay_s, finish_reason="stop", logprobs=logprobs)
 
 
 def parse_sim_spec(target: str) -> tuple[str, SimKnobs]:

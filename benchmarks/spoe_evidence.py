@@ -25,7 +25,7 @@ from unseen.renderers import overlay
 
 STRATEGIES = ["direct", "spoe", "spoe:share=0.6", "spoe:min_area=0.02", "spoe:T=4",
               "spoe:T=6,share=0.6", "spoe:unsure=true", "spoe:T=5,finish=direct",
-              "spoe-grid", "spoe-grid:rows=3,cols=3,T=2", "spoe:votes=5"]
+              "spoe-grid", "spoe-grid:rows=3,cols=3,T=2", "spoe:votes=5", "spoe-search"]
 SKILLS = [0.6, 0.75, 0.9, 1.0]
 
 

@@ -94,7 +94,9 @@ def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) 
     successful parse into state changes (prediction, region, counters).
     """
 
-    async def node(state: StrategyState, config: RunnableConfig) -> dict[str, Any]:
+    # `state` is deliberately not annotated with StrategyState: LangGraph takes a node's
+    # first-parameter annotation as its input schema and would hide the keys a strategy adds
+    async def node(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         backend = backend_of(config)
         t0 = time.perf_counter()
         request = build(state, backend)

@@ -176,7 +176,7 @@ def vote_node(params: SpoeParams, build, parse, update):
     majority choice decides (ties: the earliest vote's side) and the vote share is the
     confidence, so ``tau`` works without log-probabilities. One Step records the votes."""
 
-    async def node(state: StrategyState, config: RunnableConfig) -> dict[str, Any]:
+    async def node(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         backend = backend_of(config)
         t0 = time.perf_counter()
         base = build(state, backend)

@@ -231,3 +231,32 @@ def test_self_consistency_votes(tmp_path, fp, wide):
     fp.script(Reply("B"), Reply("A"), Reply("A"))
     (r,) = run(tmp_path / "tau", wide, fp, "spoe:T=3,votes=3,tau=0.8")
     assert len(r["steps"]) == 1 and r["prediction"] == [0, 0, 1000, 800]
+
+
+def _lp(label, p):
+    other = "B" if label == "A" else "A"
+    return [{"token": label, "logprob": math.log(p), "bytes": None,
+             "top_logprobs": [{"token": label, "logprob": math.log(p), "bytes": None},
+                              {"token": other, "logprob": math.log(1 - p), "bytes": None}]}]
+
+
+def test_best_first_search_backtracks_to_the_better_alternative(tmp_path, fp, wide):
+    fp.reset()
+    # step 1: eliminate A, unsure (0.55): B scores 0.55, A 0.45
+    # step 2 (expands B): eliminate its top at 0.6: bottom 0.33, top 0.22 → A (0.45) is best
+    # step 3 must expand A: the search went back
+    fp.script(Reply("A", logprobs=_lp("A", 0.55)), Reply("A", logprobs=_lp("A", 0.6)),
+              Reply("B", logprobs=_lp("B", 0.9)))
+    (r,) = run(tmp_path, wide, fp, "spoe-search:T=2,budget=3")
+    expanded = [s["info"]["expand"] for s in r["steps"]]
+    assert expanded == [[0, 0, 1000, 800], [500, 0, 1000, 800], [0, 0, 500, 800]]
+    # A's children after eliminating its bottom at 0.9: top 0.405 beats B-bottom 0.33
+    assert r["prediction"] == [0, 0, 500, 400]
+
+
+def test_custom_state_keys_reach_the_next_step(tmp_path, fp, wide):
+    """A strategy's own state keys survive between steps (a node's input is not cut down
+    to the shared schema)."""
+    fp.reset(Reply("A", logprobs=_lp("A", 0.9)))
+    (r,) = run(tmp_path, wide, fp, "spoe-search:T=3")
+    assert len(r["steps"]) == 3  # a confident chooser walks straight down: T calls

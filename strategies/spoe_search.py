@@ -1,0 +1,119 @@
+"""``spoe-search``: best-first elimination with backtracking (beyond the paper).
+
+Plain SPoE commits to every choice: n steps at per-step accuracy p succeed with probability
+p^n. Here each region on the frontier carries a score, the product of the confidences along
+its path (the chosen half gets c, the other half 1 − c, where c is the choice's confidence
+from log-probabilities; 0.5 each when the provider gives none). Each call expands the
+best-scored region that is less than ``T`` cuts deep; the frontier keeps the ``beam`` best.
+A wrong but unsure early choice can thus be undone when a deeper branch scores worse than
+the alternative left behind. After ``budget`` calls (default 2·T) or once the best region is
+T cuts deep, the best region is the answer. Each call is a Step whose region is the best
+region on the frontier after it, so per-step curves read as "the answer after t calls".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine.backend import Backend
+from ..engine.box import Box
+from ..engine.graph import Parsed, StrategyState, ask_node, user_message
+from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
+from .choice import choice_confidence, read_choice
+from .prompts import render
+from .registry import strategy
+from .spoe import LABELS, SIDES, axis_for, candidates, survivor
+
+
+class SearchParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    T: int = Field(8, ge=1, le=20)
+    beam: int = Field(4, ge=1, le=32)
+    budget: int | None = Field(None, ge=1, le=60)  # calls; default 2·T, room to backtrack
+    temperature: float | None = 0.0
+    seed: int | None = 0
+
+
+class SearchState(StrategyState, total=False):
+    frontier: list[dict[str, Any]]  # {"region", "depth", "score"}
+    calls: int
+
+
+def _frontier(state: StrategyState) -> list[dict[str, Any]]:
+    inst = state["instance"]
+    return state.get("frontier") or [
+        {"region": Box.full(inst.width, inst.height).to_list(), "depth": 0, "score": 1.0}]
+
+
+def _best(frontier: list[dict[str, Any]]) -> dict[str, Any]:
+    # ties: the deeper region, then the earlier entry
+    return max(frontier, key=lambda n: (n["score"], n["depth"]))
+
+
+@strategy("spoe-search", params=SearchParams,
+          summary="best-first elimination with backtracking; frontier scored by confidences",
+          recursion_limit=lambda p: (p.budget or 2 * p.T) + 5)
+def build_search(params: SearchParams) -> StateGraph:
+    budget = params.budget or 2 * params.T
+
+    def expandable(state: StrategyState) -> dict[str, Any] | None:
+        open_nodes = [n for n in _frontier(state) if n["depth"] < params.T]
+        return _best(open_nodes) if open_nodes else None
+
+    def build(state: StrategyState, backend: Backend) -> Request:
+        inst = state["instance"]
+        node = expandable(state)
+        t = node["depth"] + 1
+        a, b = candidates(node["region"], t, 0.5)
+        sides = SIDES[axis_for(t)]
+        text = render("spoe_eliminate", instruction=inst.text["instruction"],
+                      a_side=sides[0], b_side=sides[1])
+        caps = backend.capabilities
+        return Request(
+            messages=[Message(role="user", parts=user_message(
+                text, ImagePart(path=inst.image, overlay={"boxes": [a, b], "labels": LABELS})))],
+            decoding=Decoding(temperature=params.temperature, seed=params.seed,
+                              choices=LABELS if caps.choices else None, logprobs=True),
+            sample=state.get("sample", 0),
+            oracle={"task": "choice", "instance": inst.id, "truth": inst.truth.get("box"),
+                    "width": inst.width, "height": inst.height, "regions": [a, b],
+                    "labels": LABELS, "mode": "eliminate", "options": LABELS},
+            tags={"expand": node["region"], "depth": t, "score": node["score"]},
+        )
+
+    def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+        node = expandable(state)
+        a, b = candidates(node["region"], node["depth"] + 1, 0.5)
+        choice = read_choice(reply.text, LABELS)
+        if choice is None:
+            return Parsed(error=f"no choice of A or B in the reply: {reply.text[:60]!r}")
+        conf = choice_confidence(reply.logprobs, LABELS, choice)
+        conf = 0.5 if conf is None else conf
+        kept = survivor(a, b, choice, "eliminate")
+        gone = a if kept == b else b
+        children = [{"region": kept, "depth": node["depth"] + 1, "score": node["score"] * conf},
+                    {"region": gone, "depth": node["depth"] + 1,
+                     "score": node["score"] * (1 - conf)}]
+        frontier = [n for n in _frontier(state) if n is not node and n != node] + children
+        frontier = sorted(frontier, key=lambda n: (-n["score"], -n["depth"]))[: params.beam]
+        return Parsed(value={"choice": choice, "confidence": conf, "frontier": frontier},
+                      region=_best(frontier)["region"])
+
+    def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+        return {"frontier": parsed.value["frontier"], "calls": state.get("calls", 0) + 1,
+                "region": parsed.region, "prediction": parsed.region, "status": "answered"}
+
+    def next_step(state: dict[str, Any]) -> str:
+        if state.get("status") != "answered" or state.get("calls", 0) >= budget:
+            return END
+        best = _best(_frontier(state))
+        return END if best["depth"] >= params.T or expandable(state) is None else "ask"
+
+    graph = StateGraph(SearchState)
+    graph.add_node("ask", ask_node("ask", build, parse, update))
+    graph.add_edge(START, "ask")
+    graph.add_conditional_edges("ask", next_step, ["ask", END])
+    return graph
