@@ -25,6 +25,8 @@ data_app = typer.Typer(no_args_is_help=True, help="Make and inspect datasets.")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the reply cache.")
 app.add_typer(data_app, name="data")
 app.add_typer(cache_app, name="cache")
+director_app = typer.Typer(no_args_is_help=True, help="The Director Task: prompts and conditions.")
+app.add_typer(director_app, name="director")
 
 out = Console()
 err = Console(stderr=True)
@@ -226,6 +228,24 @@ def show(
 
 
 @app.command()
+def export(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    html: Annotated[Path, typer.Option("--html", help="Folder to write index.html and img/ into.")],
+    baseline: Annotated[str | None, typer.Option(help="Strategy for the paired differences (default: direct, when present).")] = None,
+    max_strips: Annotated[int, typer.Option(min=0, help="Step strips for at most this many trajectories.")] = 30,
+) -> None:
+    """A static HTML report (no server, no JavaScript): the comparison table with intervals,
+    per-iteration curves for SPoE-like strategies, and each instance's outcomes linked to
+    step strips. Open DIR/index.html in a browser."""
+    from .export import export_html
+
+    res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips)
+    out.print(f"wrote {escape(str(res.index))} ({res.table_rows} table rows, {len(res.curves)} "
+              f"curves, {len(res.strips)} of {res.trajectories} trajectories as strips)",
+              highlight=False, soft_wrap=True)
+
+
+@app.command()
 def strategies() -> None:
     """List registered strategies and their parameters."""
     from rich.table import Table
@@ -372,6 +392,50 @@ def cache_clear(
     n = cache.clear(backend=backend, model=model)
     cache.close()
     out.print(f"deleted {n} cached replies")
+
+
+@director_app.command("prompts")
+def director_prompts(
+    scene: Annotated[str | None, typer.Option("--scene", help="Scene id whose visible blocks the stated variant lists.")] = None,
+    scenes: Annotated[Path | None, typer.Option("--scenes", help="scenes.jsonl made by `unseen data director`.")] = None,
+    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>[/<question>][+<insert>]; repeatable.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Print every prompt condition, each checked byte for byte against its request's base."""
+    from .evals.director.prompts import PromptError, build, check_identity, conditions
+
+    if fmt not in ("text", "json"):
+        raise UserError(f"--format must be text or json, got {fmt!r}")
+    record = None
+    if scene is not None:
+        if scenes is None:
+            raise UserError("--scene needs --scenes FILE (a scenes.jsonl)")
+        for line in scenes.read_text(encoding="utf-8").splitlines():
+            if line.strip() and str(json.loads(line).get("id")) == scene:
+                record = json.loads(line)
+                break
+        else:
+            raise UserError(f"no scene {scene!r} in {scenes}")
+    try:
+        rows = []
+        for name in condition or conditions():
+            prompt = build(name, record)
+            changed = check_identity(build(prompt.condition.request, record), prompt)
+            rows.append((prompt, changed))
+    except PromptError as exc:
+        raise UserError(str(exc)) from None
+    if fmt == "json":
+        print(json.dumps([{"condition": p.name, "turns": p.turns, "chars": p.chars,
+                           "fields_per_turn": p.fields_per_turn, "changed": changed}
+                          for p, changed in rows], indent=2, ensure_ascii=False))
+        return
+    for prompt, changed in rows:
+        print(f"=== {prompt.name}  ({prompt.chars} chars; changed: {', '.join(changed) or 'none'})")
+        for i, turn in enumerate(prompt.turns, 1):
+            if len(prompt.turns) > 1:
+                print(f"--- turn {i}")
+            print(turn)
+        print()
 
 
 def main() -> None:

@@ -1,0 +1,158 @@
+"""``unseen export --html``: a static report (table, curves, step strips) that a browser opens
+from the file system.
+
+One small run per module: the test set's first four instances, ``direct`` and ``spoe:T=3``
+with the simulator. The page is checked as written (every <img> a PNG under img/), and, when
+Debian's chromium is installed, as a headless browser loads it (its DOM and a screenshot).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageStat
+from typer.testing import CliRunner
+
+import unseen
+from unseen import cli
+from unseen.evals.scenefunri.report import summarize
+from unseen.export import export_html, table_html
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.imgs: list[str] = []
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self.rows: dict[str, int] = {}
+        self.scripts = 0
+        self._table: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "img":
+            self.imgs.append(a["src"])
+        elif tag == "a":
+            self.links.append(a["href"])
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "table":
+            self._table.append(a.get("class", ""))
+        elif tag == "tr" and self._table:
+            self.rows[self._table[-1]] = self.rows.get(self._table[-1], 0) + 1
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table.pop()
+
+
+def _parse(html: str) -> _Page:
+    p = _Page()
+    p.feed(html)
+    return p
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, sample_data):
+    out = tmp_path_factory.mktemp("export") / "r"
+    unseen.run(sample_data, ["direct", "spoe:T=3"], ["sim"], out=out, cache=False,
+               progress=False, limit=4)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, run_dir):
+    out = tmp_path_factory.mktemp("html") / "site"
+    res = CliRunner().invoke(cli.app, ["export", str(run_dir), "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "2 table rows, 2 curves, 8 of 8 trajectories" in res.output
+    return out
+
+
+def test_page_references_valid_pngs_by_relative_path(report):
+    page = _parse((report / "index.html").read_text(encoding="utf-8"))
+    assert page.scripts == 0
+    # 2 curves + 8 strips (4 instances × direct, spoe)
+    assert len(page.imgs) == 10
+    assert sum(s.startswith("img/curve-") for s in page.imgs) == 2
+    for src in page.imgs:
+        assert src.startswith("img/") and "://" not in src
+        path = report / src
+        assert path.is_file(), src
+        with Image.open(path) as im:
+            assert im.format == "PNG"
+            im.verify()
+    # the summary: a header row and one per (model, strategy); instances: header + 4
+    assert page.rows == {"summary": 3, "instances": 5}
+    # every "steps" link points at a figure on the page
+    anchors = [h for h in page.links if h.startswith("#")]
+    assert len(anchors) == 8 and all(h[1:] in page.ids for h in anchors)
+
+
+def test_table_has_intervals_and_deltas(report, run_dir):
+    html = (report / "index.html").read_text(encoding="utf-8")
+    rows = summarize([run_dir], baseline="direct")
+    spoe = next(r for r in rows if r["strategy"] == "spoe:T=3")
+    assert f"{spoe['dist']:.2f}" in html
+    assert f"[{spoe['dist_low']:.2f}, {spoe['dist_high']:.2f}]" in html
+    assert f"{spoe['delta_dist']:+.2f}" in html
+    assert "paired difference against direct" in html
+
+
+def test_text_is_escaped():
+    row = {"model": "<script>alert(1)</script>", "strategy": "a&b\"", "kind": "model",
+           "n": 1, "instances": 1, "dist": 1.0, "dist_low": 0.5, "dist_high": 2.0}
+    html = table_html([row])
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "a&amp;b&quot;" in html
+
+
+def test_strip_cap_with_note(tmp_path, run_dir):
+    res = export_html([run_dir], tmp_path / "site", max_strips=3)
+    assert len(res.strips) == 3 and res.trajectories == 8
+    html = res.index.read_text(encoding="utf-8")
+    assert "step strips for the first 3 of 8 trajectories" in html
+    assert len(_parse(html).imgs) == 2 + 3
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.skip("Debian's chromium is not installed: the browser check needs it "
+                    "(apt-get install chromium); the files were checked without it")
+    return exe
+
+
+def _browser(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         f"--user-data-dir={tmp / 'profile'}", *args],
+        capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_chromium_loads_the_page(report, tmp_path):
+    exe = _chromium()
+    url = (report / "index.html").resolve().as_uri()
+    dom = _browser(exe, tmp_path, "--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    page = _parse(dom.stdout)
+    assert page.rows == {"summary": 3, "instances": 5}
+    assert len(page.imgs) == 10 and all((report / s).is_file() for s in page.imgs)
+    assert "spoe:T=3" in dom.stdout
+
+    shot = tmp_path / "shot.png"
+    res = _browser(exe, tmp_path, f"--screenshot={shot}", "--window-size=1200,900", url)
+    assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
+    with Image.open(shot) as im:
+        assert im.size == (1200, 900)
+        stat = ImageStat.Stat(im.convert("L"))
+        lo, hi = im.convert("L").getextrema()
+    assert hi - lo > 100 and stat.stddev[0] > 10  # text, table lines, the curve: not blank
