@@ -23,7 +23,9 @@ def runs_root() -> Path:
 def new_run_dir(strategies: list[str], backends: list[str]) -> Path:
     """``runs/<timestamp>-<strategy>-<backend>``, readable and unique per second."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    def slug(xs: list[str]) -> str:
+    def slug(xs: list[str], what: str) -> str:
+        if len(xs) > 2:
+            return f"{len(xs)}{what}"
         s = "+".join(x.replace(":", "-").replace("/", "-").replace("@", "-") for x in xs)
         return s[:40]
-    return runs_root() / f"{stamp}-{slug(strategies)}-{slug(backends)}"
+    return runs_root() / f"{stamp}-{slug(strategies, 'strategies')}-{slug(backends, 'backends')}"
