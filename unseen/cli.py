@@ -228,15 +228,30 @@ def show(
 
 
 @app.command()
+def tui(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+) -> None:
+    """Browse runs in a terminal UI: (model, strategy) → instances → steps, with the image
+    each step showed, outcome and text filters (0-4, /), strategies side by side (c)."""
+    try:
+        from .tui import run_tui
+    except ImportError as exc:  # textual missing
+        raise UserError(f"unseen tui needs textual (pip install textual): {exc}") from None
+    run_tui(run_dirs)
+
+
+@app.command()
 def export(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
     html: Annotated[Path, typer.Option("--html", help="Folder to write index.html and img/ into.")],
     baseline: Annotated[str | None, typer.Option(help="Strategy for the paired differences (default: direct, when present).")] = None,
     max_strips: Annotated[int, typer.Option(min=0, help="Step strips for at most this many trajectories.")] = 30,
 ) -> None:
-    """A static HTML report (no server, no JavaScript): the comparison table with intervals,
-    per-iteration curves for SPoE-like strategies, and each instance's outcomes linked to
-    step strips. Open DIR/index.html in a browser."""
+    """Write a static HTML report of runs: open DIR/index.html in a browser.
+
+    No server, no JavaScript: the comparison table with intervals, per-iteration curves for
+    SPoE-like strategies, and each instance's outcomes linked to its step strip.
+    """
     from .export import export_html
 
     res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips)
