@@ -124,29 +124,6 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
 # --- strips ------------------------------------------------------------------------------------
 
 
-def _write_strip(rec: dict[str, Any], inst, out: Path) -> None:
-    """One trajectory as a PNG strip, as ``unseen show RUN ID --png`` draws it."""
-    from .renderers.strips import Tile, strip
-    from .show import _result_view, model_view, step_caption
-
-    params = rec.get("params") or {}
-    tiles = []
-    for s in rec.get("steps") or []:
-        parts = s.get("images") or [{"path": inst.image}]
-        tiles.append(Tile(model_view(parts[0]), step_caption(s, params)))
-    m = rec.get("metrics") or {}
-    if rec.get("error"):
-        caption = f"unanswered ({rec['error']['kind']}) · truth green"
-    else:
-        caption = (f"prediction red · truth green · IoU {100 * m.get('iou', 0):.1f} · "
-                   f"Dist {100 * m.get('dist', 0):.1f}")
-    tiles.append(Tile(_result_view(inst, rec.get("prediction"), None), caption))
-    sim = " (simulated)" if rec.get("simulated") else ""
-    title = (f"{rec['instance_id']} · {rec['model']}{sim} · {rec['strategy']} · sample "
-             f"{rec['sample']} · \u201c{inst.text.get('instruction', '')}\u201d")
-    strip(tiles, out, height=200, title=title)
-
-
 def _outcome(rec: dict[str, Any]) -> tuple[str, bool]:
     if rec.get("error") or rec.get("status") != "answered":
         kind = (rec.get("error") or {}).get("kind", "")
@@ -173,7 +150,7 @@ def _instances(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
 def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str | None = None,
                 max_strips: int = MAX_STRIPS) -> ExportResult:
     """Write ``out_dir/index.html`` and its images under ``out_dir/img/``."""
-    from .show import run_config
+    from .show import run_config, strip_record
 
     run_dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out_dir)
@@ -232,7 +209,7 @@ def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: st
             if inst is not None and len(result.strips) < max_strips:
                 n = len(result.strips)
                 name = f"strip-{n:03d}-{_slug(iid)}-{_slug(r['model'])}-{_slug(r['strategy'])}.png"
-                _write_strip(r, inst, img / name)
+                strip_record(r, inst, img / name, height=200)
                 result.strips.append(img / name)
                 cell += f' <a href="#strip-{n}">steps</a>'
                 figures.append(f'<figure id="strip-{n}"><img src="img/{_e(name)}" '

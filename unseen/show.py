@@ -522,6 +522,13 @@ def write_strip(run_dir: Path, instance: str, out: Path, *, strategy: str | None
     inst, note = _instance(config, instance)
     if inst is None:
         raise ValueError(f"cannot draw {instance!r}: {note}")
+    return strip_record(r, inst, out, step=step, height=height)
+
+
+def strip_record(r: dict[str, Any], inst, out: Path, *, step: int | None = None,
+                 height: int = 240):
+    """Draw one journal record as a strip: a tile per step (or only ``step``), then the
+    result tile with the prediction red and the truth green. Returns the ``StripLayout``."""
     params = r.get("params") or {}
     tiles = []
     for s in r.get("steps") or []:
@@ -539,7 +546,7 @@ def write_strip(run_dir: Path, instance: str, out: Path, *, strategy: str | None
                    f"Dist {100 * m.get('dist', 0):.1f}")
     tiles.append(Tile(_result_view(inst, r.get("prediction"), None), caption))
     sim = " (simulated)" if r.get("simulated") else ""
-    title = (f"{instance} · {r['model']}{sim} · {r['strategy']} · sample {r['sample']} · "
-             f"\u201c{inst.text.get('instruction', '')}\u201d")
+    title = (f"{r['instance_id']} · {r['model']}{sim} · {r['strategy']} · sample "
+             f"{r['sample']} · \u201c{inst.text.get('instruction', '')}\u201d")
     _, layout = strip(tiles, out, height=height, title=title)
     return layout
