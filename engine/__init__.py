@@ -5,8 +5,7 @@ Names load on first use: reading a journal needs neither LangGraph nor the SDKs.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .lazy import lazy_exports
 
 _EXPORTS = {
     "Backend": ".backend", "Capabilities": ".backend", "ProviderError": ".backend",
@@ -25,9 +24,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'unseen.engine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)

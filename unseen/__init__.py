@@ -6,8 +6,7 @@ run a model) does not pay for LangGraph and the provider SDKs.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .engine.lazy import lazy_exports
 
 _EXPORTS = {
     "Box": ".engine.box",
@@ -26,12 +25,7 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'unseen' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:
