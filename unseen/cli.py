@@ -304,6 +304,17 @@ def data_sample(
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
 
 
+def _size(text: str) -> tuple[int, int]:
+    """``WIDTHxHEIGHT`` → (width, height); a user error otherwise."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--size must be WIDTHxHEIGHT, e.g. 640x480, got {text!r}") from None
+    if width < 1 or height < 1:
+        raise UserError(f"--size must be positive, got {text!r}")
+    return width, height
+
+
 @data_app.command("build")
 def data_build(
     scenefun3d: Annotated[Path, typer.Option("--scenefun3d", help="SceneFun3D root (folders of visits).")],
@@ -344,10 +355,7 @@ def data_rooms(
     """Generate procedural rooms in SceneFun3D's format (scan, annotations, video, mesh)."""
     from .evals.scenefunri.rooms import write_rooms
 
-    try:
-        width, height = (int(v) for v in size.lower().split("x"))
-    except ValueError:
-        raise UserError(f"--size must be WIDTHxHEIGHT, e.g. 640x480, got {size!r}") from None
+    width, height = _size(size)
     visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height))
     out.print(f"wrote {len(visits)} visits to {out_dir}")
 
@@ -363,10 +371,7 @@ def data_director(
     """Render a Director Task scene set; every answer key is checked two ways."""
     from .evals.director.sets import build_set
 
-    try:
-        width, height = (int(v) for v in size.lower().split("x"))
-    except ValueError:
-        raise UserError(f"--size must be WIDTHxHEIGHT, e.g. 1024x768, got {size!r}") from None
+    width, height = _size(size)
     try:
         path = build_set(set_name, out_dir, n=n, seed=seed, size=(width, height))
     except ValueError as exc:

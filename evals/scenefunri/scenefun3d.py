@@ -212,13 +212,17 @@ def _rgb(el, path: Path, required: bool) -> np.ndarray | None:
     return np.stack(cols, axis=1).astype(np.uint8).reshape(-1, 3)
 
 
-def _read_scan(path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _read_vertices(path: Path, colors_required: bool):
+    """The PLY file, its points (N, 3) and their colours (None when absent and optional)."""
     ply = _read_ply(path)
     el = _element(ply, "vertex")
     if el is None:
         raise _err(path, "no 'vertex' element")
-    pts = _xyz(el, path)
-    cols = _rgb(el, path, required=True)
+    return ply, _xyz(el, path), _rgb(el, path, required=colors_required)
+
+
+def _read_scan(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    _, pts, cols = _read_vertices(path, colors_required=True)
     assert cols is not None
     return pts, cols
 
@@ -229,12 +233,7 @@ def read_mesh(path: Path | str) -> tuple[np.ndarray, np.ndarray, np.ndarray | No
     Faces must be triangles; a file without a face element gives ``(0, 3)`` faces.
     """
     path = Path(path)
-    ply = _read_ply(path)
-    vel = _element(ply, "vertex")
-    if vel is None:
-        raise _err(path, "no 'vertex' element")
-    verts = _xyz(vel, path)
-    cols = _rgb(vel, path, required=False)
+    ply, verts, cols = _read_vertices(path, colors_required=False)
     fel = _element(ply, "face")
     if fel is None or len(fel.data) == 0:
         return verts, np.zeros((0, 3), np.int64), cols
