@@ -80,3 +80,16 @@ def test_unreadable_image(folder):
     write(folder, line(image="junk.png"))
     with pytest.raises(DatasetError, match="unreadable image"):
         load_dataset(folder)
+
+
+def test_find_instance_reads_one_line(folder):
+    from unseen.evals.scenefunri.dataset import find_instance
+
+    # the other line names a missing image: only the line asked for is validated
+    write(folder, line(id="a"), line(id="b", image="gone.png"))
+    inst = find_instance(folder, "a")
+    assert inst.id == "a" and (inst.width, inst.height) == (64, 48)
+    with pytest.raises(DatasetError, match="image not found"):
+        find_instance(folder, "b")
+    with pytest.raises(DatasetError, match="no instance 'zz'"):
+        find_instance(folder, "zz")

@@ -38,7 +38,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.types import Instance
-from .evals.scenefunri.dataset import DatasetError, load_dataset
+from .evals.scenefunri.dataset import DatasetError, find_instance
 from .evals.scenefunri.metrics import score
 from .evals.scenefunri.report import RunDirError, current_records, journal_of, render, summarize
 from .renderers.overlay import draw
@@ -72,13 +72,9 @@ def _instance(config: dict[str, Any], instance_id: str) -> tuple[Instance | None
     if not data:
         return None, "run.json names no dataset"
     try:
-        ds = load_dataset(data)
-    except (DatasetError, OSError) as exc:
+        return find_instance(data, instance_id), ""
+    except (DatasetError, OSError, ValueError) as exc:
         return None, str(exc)
-    for inst in ds.instances:
-        if inst.id == instance_id:
-            return inst, ""
-    return None, f"instance {instance_id!r} is not in {data}"
 
 
 def _strategy_match(records: list[dict[str, Any]], strategy: str | None):

@@ -104,3 +104,19 @@ def load_dataset(path: str | Path) -> Dataset:
     if not instances:
         raise DatasetError(f"{file}: no instances")
     return Dataset(root=root, instances=instances, fingerprint=digest.hexdigest()[:16])
+
+
+def find_instance(path: str | Path, instance_id: str) -> Instance:
+    """One instance by id, validating only its line and opening only its image (no
+    fingerprint): for viewers, which must not hash a whole data set to show one item."""
+    path = Path(path)
+    file = path / INSTANCES_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise DatasetError(f"{file}: not found (a dataset is a folder with {INSTANCES_FILE})")
+    needle = json.dumps(instance_id)
+    with open(file, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            # cheap pre-filter before parsing: the id must appear as a JSON string
+            if needle in raw and json.loads(raw).get("id") == instance_id:
+                return _instance(file.parent, file, lineno, raw)
+    raise DatasetError(f"{file}: no instance {instance_id!r}")
