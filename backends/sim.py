@@ -61,7 +61,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 _NATIVE_KEY = {"gemini": "box_2d", "qwen2.5": "bbox_2d"}
 
 # task name → answer function; later benchmarks add their own tasks
-Answer = Callable[["Sim", dict[str, Any], random.Random], str]
+# an answer is the reply text, or (text, log-probabilities of its tokens)
+Answer = Callable[["Sim", dict[str, Any], random.Random], "str | tuple[str, list]"]
 TASKS: dict[str, Answer] = {}
 
 
@@ -134,7 +135,8 @@ def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
 
 
 @task("choice")
-def answer_choice(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
+def answer_choice(sim: Sim, oracle: dict[str, Any],
+                  rng: random.Random) -> str | tuple[str, list]:
     """Pick among labelled regions: with probability ``skill`` the right one (the region
     holding less of the truth when eliminating, more when keeping; ties go to the first),
     else a random one; offered "C" (unsure), it takes it, with probability ``skill``, when
@@ -156,13 +158,14 @@ def answer_choice(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     # log-probabilities, as a calibrated respondent would give them: surer when right
     q = rng.uniform(0.6, 0.97) if label == right else rng.uniform(0.5, 0.75)
     others = [x for x in labels if x != label]
-    sim.last_logprobs = [{"token": label, "logprob": math.log(q), "top": [
+    logprobs = [{"token": label, "logprob": math.log(q), "top": [
         {"token": label, "logprob": math.log(q)},
         *({"token": x, "logprob": math.log((1 - q) / len(others))} for x in others)]}]
+    text = label
     if rng.random() < k.format_noise:
-        return rng.choice([f"Region {label}", f"**{label}**", json.dumps({"choice": label}),
+        text = rng.choice([f"Region {label}", f"**{label}**", json.dumps({"choice": label}),
                            f"The answer is {label}."])
-    return label
+    return text, logprobs
 
 
 @task("cells")
@@ -189,7 +192,6 @@ class Sim(BaseBackend):
     simulated = True
     cacheable = False  # instant and deterministic: caching would only hide changes
     capabilities = Capabilities(json_schema=True, choices=True, logprobs=True)
-    last_logprobs: list | None = None
 
     def __init__(self, knobs: SimKnobs, profile_name: str, spec: str):
         self.knobs = knobs
@@ -213,10 +215,11 @@ class Sim(BaseBackend):
                                 f"(task {oracle.get('task') if oracle else None!r} unknown)")
         if self.knobs.delay_s > 0:
             await asyncio.sleep(self.knobs.delay_s)
-        self.last_logprobs = None
-        text = TASKS[oracle["task"]](self, oracle, self._rng(request))
+        answer = TASKS[oracle["task"]](self, oracle, self._rng(request))
+        text, logprobs = answer if isinstance(answer, tuple) else (answer, None)
+        if not request.decoding.logprobs:
+            logprobs = None
         words = sum(len(m.text.split()) for m in request.messages)
-        logprobs = self.last_logprobs if request.decoding.logprobs else None
         return Reply(text=text, usage=Usage(input_tokens=words, output_tokens=len(text.split())),
                      latency_s=self.knobs.delay_s, finish_reason="stop", logprobs=logprobs)
 
