@@ -71,7 +71,3 @@ def render_overlay(path: str, spec: dict[str, Any]) -> bytes:
     else:
         img.save(buf, format="JPEG", quality=90)
     return buf.getvalue()
-
-
-def overlay_mime(spec: dict[str, Any]) -> str:
-    return "image/png" if spec.get("format", "jpeg") == "png" else "image/jpeg"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -58,7 +57,3 @@ def choice_confidence(logprobs: list[dict[str, Any]] | None, labels: list[str],
         total = sum(probs.values())
         return probs.get(chosen, 0.0) / total if total > 0 else None
     return None
-
-
-def choice_json(label: str) -> str:
-    return json.dumps({"choice": label})

@@ -264,16 +264,6 @@ def check_identity(base: Prompt, variant: Prompt) -> list[str]:
     return differ
 
 
-def check_all(scene: dict | None = None) -> list[dict]:
-    """Every condition checked against the base of its request: name, changed parts, chars."""
-    rows = []
-    for name in conditions():
-        prompt = build(name, scene)
-        base = build(prompt.condition.request, scene)
-        rows.append({"condition": name, "changed": check_identity(base, prompt),
-                     "chars": prompt.chars})
-    return rows
-
 
 def messages(prompt: Prompt, replies: list[str] | None = None) -> list[dict]:
     """The chat messages for the last turn: each earlier turn's message and its reply, then

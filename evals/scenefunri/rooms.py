@@ -1014,10 +1014,6 @@ def _spread(c2ws: list[np.ndarray], k: int) -> list[np.ndarray]:
     return chosen
 
 
-def camera_views(layout: RoomLayout, rng) -> list[np.ndarray]:
-    """The cameras of ``planned_views`` as camera→world matrices."""
-    return [v.camera_to_world for v in planned_views(layout, rng)]
-
 
 # --- visits ------------------------------------------------------------------------------
 
