@@ -177,10 +177,6 @@ class Trajectory(BaseModel):
     seconds: float = 0.0
     finished_at: str = ""
 
-    @property
-    def calls(self) -> int:
-        return sum(1 for s in self.steps if not s.reply.cached)
-
 
 class RunConfig(BaseModel):
     """Everything needed to reproduce a run; saved as ``run.json`` (never a secret)."""
