@@ -55,7 +55,7 @@ class RunResult:
 
 
 @dataclass
-class _Item:
+class WorkItem:
     key: str
     instance: Instance
     strategy: StrategySpec
@@ -101,7 +101,7 @@ class Runner:
         self.processes = processes
         self.setup = setup
 
-    def _items(self, done: set[str]) -> Iterator[_Item]:
+    def _items(self, done: set[str]) -> Iterator[WorkItem]:
         for b, backend in enumerate(self.backends):
             for s, strategy in enumerate(self.strategies):
                 label = strategy.label
@@ -109,12 +109,12 @@ class Runner:
                     for sample in range(self.samples):
                         key = trajectory_key(inst.id, label, backend.spec, sample)
                         if key not in done:
-                            yield _Item(key, inst, strategy, backend, sample, (b, s, i))
+                            yield WorkItem(key, inst, strategy, backend, sample, (b, s, i))
 
     def total(self) -> int:
         return len(self.backends) * len(self.strategies) * len(self.instances) * self.samples
 
-    async def _one(self, item: _Item) -> Trajectory:
+    async def _one(self, item: WorkItem) -> Trajectory:
         t0 = time.perf_counter()
         state_in = {"instance": item.instance, "sample": item.sample, "steps": []}
         cfg = {
@@ -181,7 +181,7 @@ class Runner:
                                  rate="0.0")
         return progress, task
 
-    async def drain(self, items: Iterator[_Item], sink: Callable[[Trajectory], None]) -> None:
+    async def drain(self, items: Iterator[WorkItem], sink: Callable[[Trajectory], None]) -> None:
         """Run items with ``self.workers`` concurrent workers; ``sink`` gets each result."""
 
         async def worker() -> None:

@@ -22,14 +22,14 @@ from .journal import JournalWriter
 
 
 def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, config: Any) -> None:
-    from .runner import Runner, _Item
+    from .runner import Runner, WorkItem
 
     try:
         per_backend = max(1, math.ceil(config["_concurrency"]))
         strategies, backends, score = setup(per_backend)
         runner = Runner(instances, strategies, backends, run_dir=Path("."),
                         config=config["run_config"], score=score, progress=False)
-        work = (_Item(key, instances[i], strategies[s], backends[b], sample, (b, s, i))
+        work = (WorkItem(key, instances[i], strategies[s], backends[b], sample, (b, s, i))
                 for key, b, s, i, sample in items)
 
         async def go() -> None:
@@ -48,12 +48,12 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
 
 async def _own_shard(runner: Any, items: list, concurrency: int, sink: Callable) -> None:
     """This process's share, on backends rebuilt with the per-shard concurrency."""
-    from .runner import Runner, _Item
+    from .runner import Runner, WorkItem
 
     strategies, backends, score = runner.setup(concurrency)
     local = Runner(runner.instances, strategies, backends, runner.run_dir, runner.config,
                    score=score, progress=False)
-    work = (_Item(it.key, it.instance, strategies[it.index[1]], backends[it.index[0]],
+    work = (WorkItem(it.key, it.instance, strategies[it.index[1]], backends[it.index[0]],
                   it.sample, it.index) for it in items)
     try:
         await local.drain(work, sink)

@@ -30,15 +30,6 @@ class RunError(ValueError):
     """A run that cannot start (for example a run directory made from other data)."""
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("unseen")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
 def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
     """Resume into an existing run directory: same data, union of strategies and backends."""
     path = run_dir / RUN_FILE
@@ -120,7 +111,7 @@ async def run_async(
                         for s in specs],
             backends=[c.describe() for c in clients], samples=samples, limit=limit,
             concurrency=concurrency, cache=cache, scoring={"unanswered": unanswered},
-            package_version=_version(),
+            package_version=settings.package_version(),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
         config = _merge_config(run_dir, config)

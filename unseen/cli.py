@@ -25,7 +25,7 @@ data_app = typer.Typer(no_args_is_help=True, help="Make and inspect datasets.")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the reply cache.")
 app.add_typer(data_app, name="data")
 app.add_typer(cache_app, name="cache")
-director_app = typer.Typer(no_args_is_help=True, help="The Director Task: prompts and conditions.")
+director_app = typer.Typer(no_args_is_help=True, help="The Director Task: prompts, studies, analysis and power.")
 app.add_typer(director_app, name="director")
 
 out = Console()
@@ -42,11 +42,16 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .evals.director.dataset import SceneSetError
+    from .evals.director.prompts import PromptError
+    from .evals.director.runner import StudyError
+    from .evals.director.study import DesignError
     from .evals.scenefunri import DatasetError, RunDirError
     from .strategies import StrategyError
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
-            StrategyError, FileNotFoundError, NotADirectoryError)
+            StrategyError, DesignError, StudyError, SceneSetError, PromptError,
+            FileNotFoundError, NotADirectoryError)
 
 
 @app.command()
@@ -456,6 +461,55 @@ def director_prompts(
                 print(f"--- turn {i}")
             print(turn)
         print()
+
+
+@director_app.command("run")
+def director_run(
+    design_file: Annotated[str, typer.Argument(metavar="DESIGN", help="A study design TOML, or a shipped one: paper, quick.")],
+    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="SPEC, or NAME=SPEC to run SPEC as the design's model NAME; repeatable.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
+    scenes: Annotated[Path | None, typer.Option(help="Folder with one scene set per subfolder (main/, rotated/, ...); default RUN_DIR/scenes, rendered when missing.")] = None,
+    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the provider; 'none' sends none.")] = "medium",
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: the provider's).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
+    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+) -> None:
+    """Run a Director study: every batch's calls in one seeded random order per model.
+
+    Each condition asks each scene `samples` times; two-turn conditions are one dialogue.
+    Finished calls are journalled; rerun with the same --out to resume.
+    """
+    from .evals.director.runner import run_study
+    from .evals.director.study import load_design
+
+    design = load_design(design_file)
+    backends = backend or [settings.DEFAULT_BACKEND]
+    run_dir = out_dir or settings.new_run_dir([f"director-{design.name}"], backends)
+    try:
+        result = run_study(design, backends, run_dir, source=str(design_file), scenes=scenes,
+                           concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
+                           timeout_s=timeout, base_url=base_url, reasoning_effort=reasoning_effort,
+                           temperature=temperature, max_tokens=max_tokens, progress=not quiet)
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished calls are saved in {run_dir}; rerun the same "
+                  f"command with --out {run_dir} to resume", soft_wrap=True, highlight=False)
+        raise typer.Exit(130) from None
+    if quiet:
+        out.print(str(result.run_dir))
+        return
+    if result.skipped:
+        out.print(f"resumed: {result.skipped} calls were already done")
+    answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"
+    out.print(f"{answered}; run directory: [bold]{result.run_dir}[/]  ({result.seconds:.1f} s)")
+    if result.by_error:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.by_error.items()))
+        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+    out.print(f"next: unseen director analyze {result.run_dir}")
 
 
 def main() -> None:

@@ -29,3 +29,13 @@ def new_run_dir(strategies: list[str], backends: list[str]) -> Path:
         s = "+".join(x.replace(":", "-").replace("/", "-").replace("@", "-") for x in xs)
         return s[:40]
     return runs_root() / f"{stamp}-{slug(strategies, 'strategies')}-{slug(backends, 'backends')}"
+
+
+def package_version() -> str:
+    """The installed version of unseen, for run records."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("unseen")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,110 @@
+"""Director Task measures (§3 "Measures"), per reply, and the rows analysis reads.
+
+Per answered reply, with the scene's key:
+
+* ``accuracy``: the visibility report is correct, i.e. lists exactly the blocks the director
+  can see (as a set); only where the prompt asks for the report (``visible``);
+* ``hidden``: the choice names the hidden block (whatever the report says);
+* ``dv``: the choice names the director-view block (the largest block the director sees);
+* ``joint``: a hidden-block choice beside a correct visibility report;
+* ``ldv``: the choice names the largest-digit visible block, only in scenes where that block
+  is not the director-view block;
+* ``ldv_other``: among choices other than the director-view block (in those scenes), the
+  choice takes the largest-digit visible block; its mean is the share of Table 4;
+* ``count``: the block-count answer is right; ``known``: the knowledge report lists exactly
+  the visible blocks;
+* ``report_excludes_hidden`` (a filter, not a rate): the reply's report (``visible`` or
+  ``known``) leaves the hidden block out.
+
+A measure that does not apply to a reply is absent (never 0), so rates are shares of the
+replies it applies to. Unanswered replies carry no measures (only the scene strata); rates
+are over answered ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...engine.journal import iter_records
+from ...engine.types import Instance
+
+STUDY_FILE = "study.json"
+
+
+def score(instance: Instance, prediction: Any) -> dict[str, float]:
+    """The measures of one reply (``prediction``: the parsed fields, or None)."""
+    key = instance.truth
+    visible = set(key["visible_digits"])
+    hidden, dv, ldv = key["hidden_digit"], key["director_view_digit"], key["largest_digit_visible"]
+    out = strata(instance)
+    if not isinstance(prediction, dict):
+        return out
+    report = None
+    if "visible" in prediction:
+        report = set(prediction["visible"])
+        out["accuracy"] = float(report == visible)
+    if "known" in prediction:
+        out["known"] = float(set(prediction["known"]) == visible)
+        report = set(prediction["known"]) if report is None else report
+    if report is not None:
+        out["report_excludes_hidden"] = float(hidden not in report)
+    if "count" in prediction:
+        out["count"] = float(prediction["count"] == len(key["digits"]))
+    if "block" in prediction:
+        block = prediction["block"]
+        out["hidden"] = float(block == hidden)
+        out["dv"] = float(block == dv)
+        if "accuracy" in out:
+            out["joint"] = float(out["hidden"] and out["accuracy"])
+        if ldv is not None:
+            out["ldv"] = float(block == ldv)
+            if block != dv:
+                out["ldv_other"] = float(block == ldv)
+    return out
+
+
+def strata(instance: Instance) -> dict[str, float]:
+    """Scene properties a comparison may stratify by (kept for unanswered replies too)."""
+    key = instance.truth
+    return {"hidden_top_digit": float(key["hidden_digit"] == max(key["digits"])),
+            "apparent_flag": float(bool(key.get("apparent_size_flag")))}
+
+
+def _aliases(run_dir: Path) -> dict[str, str]:
+    path = run_dir / STUDY_FILE
+    if not path.is_file():
+        return {}
+    study = json.loads(path.read_text(encoding="utf-8"))
+    return {b["spec"]: b["model"] for b in study.get("backends", [])}
+
+
+def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """One row per reply of a study run (the last record of each key).
+
+    Keys: model, backend, batch, condition, set, scene, sample, answered, error, the
+    measures that apply (0.0/1.0), and the scene strata ``hidden_top_digit`` (the hidden
+    block carries the largest digit on the table) and ``apparent_flag``."""
+    run_dir = Path(run_dir)
+    names = _aliases(run_dir)
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in iter_records(run_dir / "trajectories.jsonl"):
+        latest[rec["key"]] = rec
+    for rec in latest.values():
+        params = rec.get("params") or {}
+        if "condition" not in params:
+            continue
+        yield {
+            "model": names.get(rec["backend"], rec["model"]),
+            "backend": rec["backend"],
+            "batch": params.get("batch", ""),
+            "condition": params["condition"],
+            "set": rec["instance_id"].rsplit("-", 1)[0],
+            "scene": rec["instance_id"],
+            "sample": rec["sample"],
+            "answered": rec["status"] == "answered",
+            "error": (rec.get("error") or {}).get("kind"),
+            **(rec.get("metrics") or {}),
+        }

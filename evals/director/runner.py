@@ -1,0 +1,205 @@
+"""Running a Director study: every batch's calls, in one seeded random order per model.
+
+A call is (model, batch, condition, scene, sample); its trajectory key names all five, so a
+rerun into the same directory skips what is done. Each batch's calls for one model are
+shuffled with a generator seeded by (design seed, model, batch): the conditions a comparison
+sets against each other are sampled together, as in the paper (§3 "Batches"). Models run
+side by side (their calls interleaved), each at its backend's own concurrency.
+
+The run directory holds ``run.json`` (engine config), ``study.json`` (the design, the
+backends with the model names the design uses, the scene sets and their fingerprints),
+``trajectories.jsonl`` and, unless ``--scenes`` points elsewhere, ``scenes/<set>/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any
+
+from ...engine.journal import RUN_FILE
+from ...engine.runner import Runner, RunResult, WorkItem, trajectory_key
+from ...engine.types import Instance, RunConfig
+from ...settings import package_version
+from .dataset import load_scenes
+from .measures import STUDY_FILE, score
+from .sets import SCENES_FILE, build_set
+from .study import Design
+
+
+class StudyError(ValueError):
+    """A study that cannot start: no batch for a model, a run directory of another study."""
+
+
+def parse_backend(arg: str) -> tuple[str, str | None]:
+    """``NAME=SPEC`` → (SPEC, NAME); a plain ``SPEC`` → (SPEC, None).
+
+    The name is the model as the design's batches list it (``gpt-6-sol=sim:strong`` runs the
+    simulator in that model's place). A ``=`` after the provider's colon belongs to the spec
+    (``sim:default,skill=0.9``)."""
+    name, eq, spec = arg.partition("=")
+    if eq and ":" not in name and name.strip() and spec.strip():
+        return spec.strip(), name.strip()
+    return arg.strip(), None
+
+
+def scene_sets(design: Design, names: Sequence[str], root: Path,
+               progress: bool = True) -> dict[str, tuple[list[Instance], str]]:
+    """Each named set from ``root/<set>``, rendered there first when it is not."""
+    out = {}
+    for name in names:
+        folder = root / name
+        if not (folder / SCENES_FILE).is_file():
+            w, _, h = design.size.partition("x")
+            build_set(name, folder, n=design.set_size(name), seed=design.scene_seed,
+                      size=(int(w), int(h)), progress=progress)
+        instances, fingerprint = load_scenes(folder)
+        want = design.set_size(name)
+        if len(instances) < want:
+            raise StudyError(f"{folder} holds {len(instances)} scenes; the design asks {want}")
+        out[name] = (instances[:want], fingerprint)
+    return out
+
+
+class StudyRunner(Runner):
+    """The engine's runner with the study's call order (see the module docstring)."""
+
+    def __init__(self, plan: list[WorkItem], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.plan = plan
+
+    def _items(self, done: set[str]) -> Iterator[WorkItem]:
+        return (item for item in self.plan if item.key not in done)
+
+    def total(self) -> int:
+        return len(self.plan)
+
+
+def plan_calls(design: Design, backends: list, names: list[str], specs: dict,
+               sets: dict[str, tuple[list[Instance], str]]) -> list[WorkItem]:
+    """Every call of the study, each model's batches shuffled, models interleaved."""
+    per_model: list[list[WorkItem]] = []
+    for b_index, (backend, model) in enumerate(zip(backends, names, strict=True)):
+        calls: list[WorkItem] = []
+        for batch in design.batches:
+            block = []
+            for s_index, cond in enumerate(batch.conditions_for(model)):
+                spec = specs[(batch.name, cond)]
+                for set_name in batch.sets:
+                    for i, inst in enumerate(sets[set_name][0]):
+                        for sample in range(design.samples):
+                            key = trajectory_key(inst.id, spec.label, backend.spec, sample)
+                            block.append(WorkItem(key, inst, spec, backend, sample,
+                                                  (b_index, s_index, i)))
+            random.Random(f"{design.seed}/{model}/{batch.name}").shuffle(block)  # §3 "Batches"
+            calls += block
+        per_model.append(calls)
+    return [item for group in zip_longest(*per_model) for item in group if item is not None]
+
+
+def _fingerprint(sets: dict[str, tuple[list[Instance], str]]) -> str:
+    blob = json.dumps({k: v[1] for k, v in sorted(sets.items())})
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _study_record(out: Path, design: Design, source: str, described: list[dict],
+                  sets: dict, scenes_root: Path) -> dict:
+    record = {
+        "design": design.model_dump(by_alias=True), "design_source": source,
+        "backends": described,
+        "scenes": {k: {"path": str((scenes_root / k).resolve()), "fingerprint": v[1],
+                       "n": len(v[0])} for k, v in sets.items()},
+    }
+    path = out / STUDY_FILE
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old["design"] != record["design"]:
+            raise StudyError(f"{out} holds a run of another design ({old['design']['name']!r} "
+                             "or an edited one); choose another --out")
+        for k, v in old.get("scenes", {}).items():
+            if k in record["scenes"] and v["fingerprint"] != record["scenes"][k]["fingerprint"]:
+                raise StudyError(f"{out} was run on other {k!r} scenes; choose another --out")
+        known = {b["spec"] for b in record["backends"]}
+        record["backends"] = [b for b in old["backends"] if b["spec"] not in known] + record["backends"]
+        record["scenes"] = {**old.get("scenes", {}), **record["scenes"]}
+    return record
+
+
+async def run_study_async(design: Design, backends: Sequence[str], out: str | Path, *,
+                          source: str = "", scenes: str | Path | None = None,
+                          concurrency: int = 8, cache: bool = True,
+                          cache_dir: str | Path | None = None, timeout_s: float = 600.0,
+                          max_attempts: int = 6, backoff_base_s: float = 1.0,
+                          base_url: str | None = None, reasoning_effort: str = "medium",
+                          temperature: float | None = None, max_tokens: int | None = None,
+                          progress: bool = True) -> RunResult:
+    """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``."""
+    from ...backends import connect
+    from ...engine.cache import ReplyCache
+    from ...strategies import build
+
+    if not backends:
+        raise StudyError("name at least one --backend")
+    out = Path(out)
+    parsed = [parse_backend(b) for b in backends]
+    reply_cache = ReplyCache(cache_dir) if cache else None
+    clients = [connect(spec, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
+                       max_attempts=max_attempts, backoff_base_s=backoff_base_s,
+                       base_url=base_url) for spec, _ in parsed]
+    try:
+        names = [alias or c.model for (_, alias), c in zip(parsed, clients, strict=True)]
+        for name, (spec, _) in zip(names, parsed, strict=True):
+            if not any(b.asks(name) for b in design.batches):
+                asked = sorted({m for b in design.batches for m in b.models})
+                raise StudyError(
+                    f"no batch of design {design.name!r} asks model {name!r} ({spec}); the "
+                    f"design names {', '.join(asked)}: run it in one's place with "
+                    f"--backend NAME={spec}")
+        needed = [s for s in design.sets if any(
+            s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
+        scenes_root = Path(scenes) if scenes else out / "scenes"
+        sets = scene_sets(design, needed, scenes_root, progress=progress)
+        decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
+                    "max_tokens": max_tokens}
+        specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
+                 for b in design.batches for c in b.conditions}
+        plan = plan_calls(design, clients, names, specs, sets)
+        described = [{**c.describe(), "spec": c.spec, "model": n}
+                     for c, n in zip(clients, names, strict=True)]
+        out.mkdir(parents=True, exist_ok=True)
+        study = _study_record(out, design, source, described, sets, scenes_root)
+        config = RunConfig(
+            run=out.name, benchmark="director", data=str(scenes_root.resolve()),
+            dataset_fingerprint=_fingerprint(sets),
+            instances=sum(len(v[0]) for v in sets.values()),
+            strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
+                        for s in specs.values()],
+            backends=described, samples=design.samples, concurrency=concurrency, cache=cache,
+            scoring={"measures": "evals.director.measures"}, package_version=package_version(),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        run_file = out / RUN_FILE
+        if run_file.is_file():
+            old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+            config = config.model_copy(update={"run": old.run, "created_at": old.created_at})
+        (out / STUDY_FILE).write_text(json.dumps(study, indent=2) + "\n", encoding="utf-8")
+        runner = StudyRunner(plan, instances=[], strategies=list(specs.values()),
+                             backends=clients, run_dir=out, config=config,
+                             samples=design.samples, score=score, progress=progress)
+        return await runner.run()
+    finally:
+        for c in clients:
+            await c.aclose()
+        if reply_cache is not None:
+            reply_cache.close()
+
+
+def run_study(design: Design, backends: Sequence[str], out: str | Path, **kwargs: Any) -> RunResult:
+    """Synchronous :func:`run_study_async`."""
+    return asyncio.run(run_study_async(design, backends, out, **kwargs))
