@@ -277,7 +277,7 @@ def strategies() -> None:
         table.add_column(col)
     for e in available():
         fields = ", ".join(f"{k}={f.default!r}" for k, f in e.params.model_fields.items())
-        table.add_row(e.name, fields or "-", e.summary)
+        table.add_row(escape(e.name), escape(fields) or "-", escape(e.summary))
     out.print(table)
 
 
@@ -292,7 +292,7 @@ def backends() -> None:
     table.add_column("provider")
     table.add_column("spec")
     for name, usage in providers().items():
-        table.add_row(name, usage)
+        table.add_row(escape(name), escape(usage))
     out.print(table)
 
 
