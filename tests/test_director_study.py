@@ -285,3 +285,9 @@ def test_an_unreadable_first_turn_ends_the_dialogue(tmp_path, scenes, fp):
     assert len(fp.requests) == 4  # no second turn was sent
     got = list(rows(out))
     assert all(not r["answered"] and "hidden" not in r for r in got)
+
+
+def test_one_spec_for_two_models_is_refused(tmp_path, tiny, scenes):
+    with pytest.raises(StudyError, match="given twice"):
+        run_study(load_design(tiny), ["a=sim", "b=sim"], tmp_path / "r", scenes=scenes,
+                  progress=False)

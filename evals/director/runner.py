@@ -148,6 +148,12 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
         raise StudyError("name at least one --backend")
     out = Path(out)
     parsed = [parse_backend(b) for b in backends]
+    specs_given = [spec for spec, _ in parsed]
+    twice = sorted({s for s in specs_given if specs_given.count(s) > 1})
+    if twice:
+        # the spec is part of every trajectory key: two models on one spec would share keys
+        raise StudyError(f"backend {twice[0]} is given twice; give each model its own spec "
+                         "(for the simulator, e.g. sim:default,seed=1 and sim:default,seed=2)")
     reply_cache = ReplyCache(cache_dir) if cache else None
     clients = [connect(spec, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
                        max_attempts=max_attempts, backoff_base_s=backoff_base_s,
