@@ -69,7 +69,14 @@ def providers() -> dict[str, str]:
 
 
 def _load_builtin() -> None:
-    from . import baseline, gemini, openai_chat, sim, vllm_local  # noqa: F401 - they register
+    from . import (  # noqa: F401 - they register
+        baseline,
+        gemini,
+        openai_chat,
+        openai_responses,
+        sim,
+        vllm_local,
+    )
 
 
 def make_backend(spec: str, **options: Any) -> Backend:

@@ -3,7 +3,11 @@
 The SDK's own retries are off (``max_retries=0``): retries live in ``Reliable``. Images go as
 base64 data URLs. vLLM extras: ``structured_outputs`` (json / choice) in the body,
 ``chat_template_kwargs``, and the reasoning trace in ``message.reasoning`` (older servers:
-``reasoning_content``; both are read).
+``reasoning_content``; both are read). ``reasoning_effort`` goes top-level to both: vLLM's
+``ChatCompletionRequest`` has the field and hands it to the chat template (recent servers also
+turn ``enable_thinking`` on for any effort but "none", unless ``chat_template_kwargs`` sets it;
+servers before the field ignore it). Chat Completions returns no reasoning text from OpenAI:
+``openai-responses`` (openai_responses.py) is the backend that keeps OpenAI's summaries.
 """
 
 from __future__ import annotations
@@ -121,7 +125,8 @@ class OpenAIChat(BaseBackend):
                 kw["seed"] = d.seed
         if d.max_tokens is not None:
             kw["max_tokens" if self.vllm else "max_completion_tokens"] = d.max_tokens
-        if d.reasoning_effort is not None and not self.vllm:
+        if d.reasoning_effort is not None:
+            # vLLM takes it top-level too (ChatCompletionRequest.reasoning_effort)
             kw["reasoning_effort"] = d.reasoning_effort
         if d.choices:
             if self.vllm:

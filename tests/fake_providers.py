@@ -6,6 +6,13 @@ It speaks just enough of two wire protocols for the REAL SDKs to work against
 * OpenAI Chat Completions: ``POST /v1/chat/completions`` (and
   ``/chat/completions``), ``GET /v1/models``. Point
   ``openai.OpenAI(base_url=fp.openai_base_url, api_key="x", max_retries=0)`` at it.
+* OpenAI Responses: ``POST /v1/responses`` (and ``/responses``), same client. A
+  :class:`Reply` becomes a ``response`` object: a ``reasoning`` output item when
+  ``reasoning`` is set (its paragraphs, split at blank lines, are the ``summary_text``
+  parts), then the ``message`` item with one ``output_text`` part; ``finish_reason``
+  "length" / "content_filter" make the status ``incomplete`` with that
+  ``incomplete_details.reason`` (``max_output_tokens`` / ``content_filter``). Errors
+  have the Chat Completions error body. Recorded with ``protocol="openai-responses"``.
 * Gemini ``generateContent``: ``POST /{v1beta,v1,v1alpha}/models/{model}:generateContent``.
   Point ``genai.Client(api_key="x", http_options=types.HttpOptions(base_url=fp.gemini_base_url))``
   at it.
@@ -141,7 +148,7 @@ class Raw:
 
 @dataclass
 class Recorded:
-    protocol: str  # "openai" or "gemini"
+    protocol: str  # "openai", "openai-responses" or "gemini"
     path: str
     headers: dict[str, str]  # lower-cased names
     body: dict
@@ -151,6 +158,7 @@ class Recorded:
 Behaviour = Reply | Error | Raw | Callable[[Recorded], "Reply | Error | Raw"]
 
 _OPENAI_PATHS = {"/v1/chat/completions", "/chat/completions"}
+_RESPONSES_PATHS = {"/v1/responses", "/responses"}
 _GEMINI_RE = re.compile(
     r"^/(?:v1|v1beta|v1alpha|v1beta1)/(?:models|tunedModels)/([^/:]+):generateContent$"
 )
@@ -220,6 +228,63 @@ def _openai_reply(reply: Reply, model: str, seq: int) -> dict:
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
             "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
         },
+    }
+
+
+_RESPONSES_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+def _responses_reply(reply: Reply, model: str, seq: int) -> dict:
+    """A Responses API ``response`` object (``POST /v1/responses``, not streamed)."""
+    reason = _RESPONSES_INCOMPLETE.get(reply.finish_reason)
+    status = "incomplete" if reason else "completed"
+    output: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        paragraphs = [p for p in reply.reasoning.split("\n\n") if p] or [reply.reasoning]
+        output.append({
+            "id": f"rs_fake{seq}",
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": p} for p in paragraphs],
+        })
+    output.append({
+        "id": f"msg_fake{seq}",
+        "type": "message",
+        "status": status,
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": reply.text, "annotations": [],
+                     "logprobs": []}],
+    })
+    now = int(time.time())
+    return {
+        "id": f"resp_fake{seq}",
+        "object": "response",
+        "created_at": now,
+        "completed_at": now if status == "completed" else None,
+        "status": status,
+        "error": None,
+        "incomplete_details": {"reason": reason} if reason else None,
+        "instructions": None,
+        "max_output_tokens": None,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": reply.prompt_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": reply.completion_tokens,
+            "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+        "metadata": {},
     }
 
 
@@ -369,6 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path in _OPENAI_PATHS:
             protocol = "openai"
+        elif path in _RESPONSES_PATHS:
+            protocol = "openai-responses"
         elif m := _GEMINI_RE.match(path):
             protocol = "gemini"
             gemini_model = unquote(m.group(1))
@@ -382,7 +449,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send_error(protocol, Error(400, body=None), detail=str(exc))
             return
-        model = str(body.get("model", "")) if protocol == "openai" else gemini_model
+        model = str(body.get("model", "")) if protocol != "gemini" else gemini_model
         rec = Recorded(
             protocol=protocol,
             path=self.path,
@@ -403,7 +470,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # server stopping: drop the request
             return
         if isinstance(behaviour, Reply):
-            make = _openai_reply if protocol == "openai" else _gemini_reply
+            make = {"openai": _openai_reply, "openai-responses": _responses_reply,
+                    "gemini": _gemini_reply}[protocol]
             self._send_json(200, make(behaviour, model, seq))
         elif isinstance(behaviour, Error):
             self._send_error(protocol, behaviour)
@@ -415,14 +483,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_error(self, protocol: str, err: Error, detail: str | None = None) -> None:
         body = err.body
         if body is None:
-            body = (_openai_error_body if protocol == "openai" else _gemini_error_body)(err.status)
+            make = _gemini_error_body if protocol == "gemini" else _openai_error_body
+            body = make(err.status)
             if detail:
                 body["error"]["message"] = detail
         self._send_json(err.status, body, headers=err.headers)
 
 
 class FakeProvider:
-    """Threaded fake OpenAI + Gemini server on 127.0.0.1 (see module docstring)."""
+    """Threaded fake OpenAI (chat and responses) + Gemini server on 127.0.0.1 (see module docstring)."""
 
     def __init__(self, default: Behaviour | None = None, *, port: int = 0):
         self.default: Behaviour = default if default is not None else Reply(DEFAULT_TEXT)

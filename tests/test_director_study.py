@@ -266,6 +266,7 @@ def test_two_turn_dialogue_over_vllm_keeps_reasoning(tmp_path, scenes, fp):
     assert "Question B" not in second[0]["content"][-1]["text"]
     # reasoning effort medium by default, no output cap, the provider's temperature
     body = fp.requests[0].body
+    assert body["reasoning_effort"] == "medium"
     assert "max_tokens" not in body and "temperature" not in body
 
 
