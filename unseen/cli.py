@@ -512,6 +512,36 @@ def director_run(
     out.print(f"next: unseen director analyze {result.run_dir}")
 
 
+@director_app.command("analyze")
+def director_analyze(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory of `unseen director run`.")],
+    design_file: Annotated[str | None, typer.Option("--design", help="Analyse with this design (TOML or a shipped name) instead of the one the run stored.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json, md or latex.")] = "table",
+    plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG plots (forest plots of the changes, hidden-block rates) into this folder.")] = None,
+    n_boot: Annotated[int, typer.Option(min=100, help="Scene resamples for each rate's interval.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the scene resamples.")] = 0,
+) -> None:
+    """The study's tables: rates per condition and the design's comparisons in points, with
+    95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
+    from .evals.director.analyze import FORMATS, AnalysisError, analyze_run, plot, render
+
+    if fmt not in FORMATS:
+        raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    try:
+        with err.status("fitting the comparisons…"):
+            analysis = analyze_run(run_dir, design_file, n_boot=n_boot, seed=seed)
+    except AnalysisError as exc:
+        raise UserError(str(exc)) from None
+    result = render(analysis, fmt)
+    if isinstance(result, str):
+        print(result)
+    else:
+        out.print(result)
+    if plots is not None:
+        for path in plot(analysis, plots):
+            err.print(f"wrote {path}", highlight=False)
+
+
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:

@@ -1,0 +1,770 @@
+"""Analysing a Director study: rates per condition, the design's comparisons, BH marks.
+
+``analyze(rows, design)`` reads the rows of :func:`measures.rows` and gives
+
+* **rates**, per (model, batch, set, condition): replies, answered replies, the answer rate,
+  and for each measure the share among the answered replies it applies to, with a 95%
+  percentile interval over scene resamples (:func:`stats.share_interval`, seeded);
+* **changes**, every comparison of the design on every model: variant minus base in the
+  comparison's measure, over the answered replies of the two conditions that its ``where``
+  and ``set`` keep, by :func:`stats.compare` (GEE with the scene as the cluster, or the
+  paired or bound estimator);
+* **marks** (paper, §3 "Analysis" and Appendix C "The corrections"): Benjamini-Hochberg at
+  the design's ``q`` within each family, across models and comparisons; ``*`` an increase or a
+  decrease (the interval excludes zero and the comparison survives the correction), ``†`` the
+  interval excludes zero but the comparison fails the correction;
+* **margin tests** (Appendix C "The margin"): a ``margin = true`` comparison gets the verdict
+  whether its interval lies within ±``design.margin``. Such comparisons are outside the
+  families (even if one is named) and are never marked; a comparison with no family and no
+  margin is reported but neither corrected nor marked.
+
+Rates and differences are rounded to four places, an exact half away from zero; rendered
+percentages and points round them further to one decimal, and an interval end of a change that
+rounds to zero at one decimal is given to two places (the rule of the paper's Table 2).
+
+A comparison a model has no replies for, in either of its conditions (the design does not ask
+it, or the run has none), is ``"not asked"``; other statuses say why no change was estimated:
+``"no answers"`` (a condition has replies but none answered), ``"no data"`` (answered replies,
+but none that the comparison's ``where``/``set`` keep and its measure applies to),
+``"too few scenes"`` (the estimator needs more clusters) and ``"failed"``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+from . import stats
+from .measures import STUDY_FILE
+from .measures import rows as run_rows
+from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
+from .study import Comparison as DesignComparison
+from .study import Design, DesignError, load_design
+
+#: The measures rated per condition, in table order.
+MEASURES = ("hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known")
+#: Column headings of the measures (short: a rates table has up to eight of them).
+MEASURE_NAMES = {
+    "hidden": "hidden", "dv": "DV", "accuracy": "vis. acc.", "joint": "joint", "ldv": "LDV",
+    "ldv_other": "LDV of non-DV", "count": "count", "known": "known",
+}
+#: What each measure is, for legends.
+MEASURE_DESCRIPTIONS = {
+    "hidden": "hidden-block choices", "dv": "director-view block choices",
+    "accuracy": "correct visibility reports",
+    "joint": "hidden-block choices beside a correct visibility report",
+    "ldv": "largest-digit visible block choices, in scenes where it is not the director-view "
+           "block",
+    "ldv_other": "the same among choices other than the director-view block",
+    "count": "correct block counts", "known": "correct knowledge reports",
+}
+FORMATS = ("table", "json", "md", "latex")
+PLACES = 4  # rates and differences are rounded to four places
+N_BOOT = 2000
+NOT_ASKED = "not asked"
+OK = "ok"
+MARGIN_GROUP = "margin"  # the group of margin comparisons
+NO_FAMILY = "uncorrected"  # the group of comparisons with no family and no margin
+
+_WHERE: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "all": lambda r: True,
+    "hidden-top-digit": lambda r: r.get("hidden_top_digit") == 1,
+    "hidden-not-top-digit": lambda r: r.get("hidden_top_digit") == 0,
+    "report-excludes-hidden": lambda r: r.get("report_excludes_hidden") == 1,
+    "apparent-ok": lambda r: r.get("apparent_flag") == 0,
+}
+
+
+class AnalysisError(ValueError):
+    """A run that cannot be analysed: no replies, no design."""
+
+
+@dataclass(frozen=True)
+class Share:
+    """A share among the ``n`` answered replies a measure applies to, with its interval."""
+
+    n: int
+    share: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One (model, batch, set, condition): replies, answered replies and each measure's share."""
+
+    model: str
+    batch: str
+    set: str
+    condition: str
+    n: int
+    answered: int
+    answer_rate: float
+    shares: dict[str, Share] = field(default_factory=dict)  # measures that apply to a reply
+
+
+@dataclass(frozen=True)
+class Change:
+    """One comparison on one model. The numbers are rounded to four places; ``raw`` keeps the
+    estimator's own result (None unless ``status == "ok"``)."""
+
+    index: int  # position of the comparison in design.comparisons
+    comparison: DesignComparison
+    model: str
+    status: str = OK
+    note: str = ""
+    raw: stats.Comparison | None = None
+    diff: float | None = None
+    low: float | None = None
+    high: float | None = None
+    share0: float | None = None  # base
+    share1: float | None = None  # variant
+    p: float | None = None
+    p_adjusted: float | None = None  # BH within the family; None outside the families
+    method: str | None = None
+    n: int | None = None
+    G: int | None = None
+    mark: str = ""
+    equivalent: bool | None = None  # margin comparisons only
+
+    @property
+    def group(self) -> str:
+        return group_of(self.comparison)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+@dataclass
+class Analysis:
+    design: Design
+    models: list[str]
+    rates: list[Rate]
+    changes: list[Change]
+    n_replies: int
+    n_boot: int = N_BOOT
+    seed: int = 0
+
+    @property
+    def q(self) -> float:
+        return self.design.q
+
+    @property
+    def margin(self) -> float:
+        return self.design.margin
+
+    def groups(self) -> list[tuple[str, list[Change]]]:
+        """The changes by group: the families in design order, then the margin tests, then the
+        comparisons outside both; within a group by comparison, then model."""
+        out: dict[str, list[Change]] = {}
+        for c in self.changes:
+            out.setdefault(c.group, []).append(c)
+        order = [g for g in out if g not in (MARGIN_GROUP, NO_FAMILY)]
+        order += [g for g in (MARGIN_GROUP, NO_FAMILY) if g in out]
+        return [(g, out[g]) for g in order]
+
+    def rate(self, model: str, batch: str, set_: str, condition: str) -> Rate | None:
+        for r in self.rates:
+            if (r.model, r.batch, r.set, r.condition) == (model, batch, set_, condition):
+                return r
+        return None
+
+
+def group_of(c: DesignComparison) -> str:
+    """The BH family of a comparison, or ``margin`` / ``uncorrected`` for those outside."""
+    if c.margin:
+        return MARGIN_GROUP
+    return c.family if c.family is not None else NO_FAMILY
+
+
+def _r(x: float) -> float:
+    return round_half_away(float(x), PLACES)
+
+
+# --- analysis ---------------------------------------------------------------------------------
+
+
+def analyze(rows: Iterable[dict[str, Any]], design: Design, *, n_boot: int = N_BOOT,
+            seed: int = 0) -> Analysis:
+    """Rates, changes and marks of a study's rows (see the module docstring).
+
+    ``seed`` seeds every share interval (``n_boot`` scene resamples). Raises
+    :class:`AnalysisError` when there are no rows."""
+    rows = [r for r in rows if "condition" in r]
+    if not rows:
+        raise AnalysisError("no replies to analyse: the run has no Director trajectories yet")
+    models = sorted({r["model"] for r in rows})
+    backends: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        if r.get("backend"):
+            backends[r["model"]].add(r["backend"])
+    rates = _rates(rows, design, n_boot, seed)
+    changes = _changes(rows, design, models, backends)
+    return Analysis(design=design, models=models, rates=rates, changes=changes,
+                    n_replies=len(rows), n_boot=n_boot, seed=seed)
+
+
+def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:
+    batches = {b.name: i for i, b in enumerate(design.batches)}
+    conds = {b.name: {c: i for i, c in enumerate(b.conditions)} for b in design.batches}
+    sets = {b.name: {s: i for i, s in enumerate(b.sets)} for b in design.batches}
+    big = 10**6
+
+    def key(k: tuple[str, str, str, str]) -> tuple:
+        model, batch, set_, cond = k
+        return (batches.get(batch, big), batch, model, sets.get(batch, {}).get(set_, big), set_,
+                conds.get(batch, {}).get(cond, big), cond)
+
+    return key
+
+
+def _rates(rows: list[dict[str, Any]], design: Design, n_boot: int, seed: int) -> list[Rate]:
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[(r["model"], r["batch"], r["set"], r["condition"])].append(r)
+    out = []
+    for key in sorted(groups, key=_order(design)):
+        g = groups[key]
+        answered = [r for r in g if r["answered"]]
+        shares = {}
+        for m in MEASURES:
+            kept = [r for r in answered if m in r]
+            if not kept:
+                continue
+            share, low, high = share_interval([r[m] for r in kept], [r["scene"] for r in kept],
+                                              n_boot=n_boot, seed=seed)
+            shares[m] = Share(n=len(kept), share=_r(share), low=_r(low), high=_r(high))
+        out.append(Rate(*key, n=len(g), answered=len(answered),
+                        answer_rate=_r(len(answered) / len(g)), shares=shares))
+    return out
+
+
+#: The rows of each (model, batch, condition).
+Index = dict[tuple[str, str, str], list[dict[str, Any]]]
+
+
+def _asks(who: Any, model: str, backends: set[str]) -> bool:
+    return who.asks(model) or any(who.asks(b) for b in backends)
+
+
+def _one_change(i: int, c: DesignComparison, model: str, index: Index, design: Design,
+                backends: set[str]) -> Change:
+    batch = design.batch(c.batch)
+    if not (_asks(batch, model, backends) and _asks(c, model, backends)):
+        return Change(i, c, model, NOT_ASKED, "the design does not ask this model")
+    by_cond = {cond: [r for r in index.get((model, c.batch, cond), ())
+                      if c.set is None or r["set"] == c.set] for cond in (c.base, c.variant)}
+    mine = by_cond[c.base] + by_cond[c.variant]
+    missing = [cond for cond, rs in by_cond.items() if not rs]
+    if missing:
+        return Change(i, c, model, NOT_ASKED, f"no replies under {', '.join(missing)}")
+    unanswered = [cond for cond, rs in by_cond.items() if not any(r["answered"] for r in rs)]
+    if unanswered:
+        return Change(i, c, model, "no answers", f"no answered reply under {', '.join(unanswered)}")
+    keep = _WHERE[c.where]
+    kept = [r for r in mine if r["answered"] and keep(r) and c.measure in r]
+    empty = [cond for cond in (c.base, c.variant) if not any(r["condition"] == cond for r in kept)]
+    if empty:
+        return Change(i, c, model, "no data",
+                      f"no answered reply under {', '.join(empty)} that {c.where!r} keeps and "
+                      f"{c.measure!r} applies to")
+    y = [r[c.measure] for r in kept]
+    x = [int(r["condition"] == c.variant) for r in kept]
+    scene = [r["scene"] for r in kept]
+    try:
+        res = compare(y, x, scene)
+    except ValueError as exc:  # fewer scenes than the estimator needs
+        return Change(i, c, model, "too few scenes" if "scenes" in str(exc) else "failed",
+                      str(exc))
+    except RuntimeError as exc:
+        return Change(i, c, model, "failed", str(exc))
+    return Change(i, c, model, raw=res, diff=_r(res.diff), low=_r(res.low), high=_r(res.high),
+                  share0=_r(res.share0), share1=_r(res.share1), p=float(res.p), method=res.method,
+                  n=res.n, G=res.G,
+                  equivalent=equivalent(res, design.margin) if c.margin else None)
+
+
+def _changes(rows: list[dict[str, Any]], design: Design, models: list[str],
+             backends: dict[str, set[str]]) -> list[Change]:
+    index: Index = defaultdict(list)
+    for r in rows:
+        index[(r["model"], r["batch"], r["condition"])].append(r)
+    changes = [_one_change(i, c, m, index, design, backends[m])
+               for i, c in enumerate(design.comparisons) for m in models]
+    fams: dict[str, list[int]] = defaultdict(list)
+    for k, ch in enumerate(changes):
+        if ch.ok and group_of(ch.comparison) not in (MARGIN_GROUP, NO_FAMILY):
+            fams[ch.comparison.family].append(k)
+    for idx in fams.values():
+        _, adjusted = bh([changes[k].p for k in idx], design.q)
+        for k, adj in zip(idx, adjusted, strict=True):
+            ch = changes[k]
+            changes[k] = replace(ch, p_adjusted=float(adj), mark=mark(ch.raw, float(adj), design.q))
+    return changes
+
+
+# --- loading a run ----------------------------------------------------------------------------
+
+
+def load_run(run_dir: str | Path, design: Design | str | Path | None = None
+             ) -> tuple[list[dict[str, Any]], Design]:
+    """The rows of a run directory and its design: ``design`` (a Design, a TOML file or a
+    shipped design's name) or else the one stored in ``study.json``."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise AnalysisError(f"{run_dir}: no such run directory")
+    if design is None:
+        path = run_dir / STUDY_FILE
+        if not path.is_file():
+            raise AnalysisError(f"{run_dir}: no {STUDY_FILE} (not a Director study run?); "
+                                "name the design with --design")
+        try:
+            design = Design.model_validate(json.loads(path.read_text("utf-8"))["design"])
+        except (ValueError, KeyError) as exc:
+            raise AnalysisError(f"{path}: no readable design ({exc}); name one with --design") from None
+    elif not isinstance(design, Design):
+        try:
+            design = load_design(design)
+        except DesignError as exc:
+            raise AnalysisError(str(exc)) from None
+    rows = list(run_rows(run_dir))
+    if not rows:
+        raise AnalysisError(f"{run_dir}: no replies to analyse (no Director trajectories in "
+                            "trajectories.jsonl yet)")
+    return rows, design
+
+
+def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, *,
+                n_boot: int = N_BOOT, seed: int = 0) -> Analysis:
+    """:func:`analyze` on a run directory (see :func:`load_run`)."""
+    rows, d = load_run(run_dir, design)
+    return analyze(rows, d, n_boot=n_boot, seed=seed)
+
+
+def plot(analysis: Analysis, out_dir: str | Path) -> list[Path]:
+    """PNG figures of ``analysis`` in ``out_dir``; see :mod:`renderers.director_plots`."""
+    from ...renderers.director_plots import plot_analysis
+
+    return plot_analysis(analysis, out_dir)
+
+
+# --- numbers as shown -------------------------------------------------------------------------
+
+
+def _dec100(x: float, places: int) -> Decimal:
+    d = Decimal(repr(float(x))) * 100
+    return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def _sgn(d: Decimal, signed: bool) -> str:
+    if d == 0:
+        return str(abs(d))
+    return ("-" if d < 0 else "+" if signed else "") + str(abs(d))
+
+
+def pct(x: float | None, signed: bool = False) -> str:
+    """A fraction in percent or points, to one decimal (an exact half away from zero)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return _sgn(_dec100(x, 1), signed)
+
+
+def end(x: float) -> str:
+    """An interval end in points: one decimal, or two where it rounds to zero at one."""
+    d = _dec100(x, 1)
+    return _sgn(_dec100(x, 2) if d == 0 else d, False)
+
+
+def interval(low: float, high: float, sep: str = ", ", ends: Callable[[float], str] = end) -> str:
+    return f"[{ends(low)}{sep}{ends(high)}]"
+
+
+def pval(p: float | None) -> str:
+    if p is None or math.isnan(p):
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def what(c: DesignComparison) -> str:
+    """The contrast a comparison makes, spelled out."""
+    s = f"{c.variant} − {c.base}: {c.measure}"
+    if c.where != "all":
+        s += f" [{c.where}]"
+    if c.set is not None:
+        s += f" (set {c.set})"
+    return s + f"; batch {c.batch}"
+
+
+def group_title(analysis: Analysis, group: str, changes: Sequence[Change]) -> str:
+    if group == MARGIN_GROUP:
+        return (f"Margin tests: is the interval within ±{pct(analysis.margin)} points? "
+                "(outside the families, not marked)")
+    if group == NO_FAMILY:
+        return "Comparisons in no family (not corrected, not marked)"
+    k = sum(c.ok for c in changes)
+    return f"Family {group}: Benjamini-Hochberg at q = {analysis.q:g} over {k} comparisons"
+
+
+def legend(analysis: Analysis) -> list[str]:
+    ms = _measures_of(analysis.rates)
+    return [
+        "Measures: " + "; ".join(f"{MEASURE_NAMES[m]}: {MEASURE_DESCRIPTIONS[m]}" for m in ms)
+        + ".",
+        "Changes: variant minus base, in points, with 95% intervals (GEE with scenes as clusters; "
+        "paired or bound estimator where a condition has no event or every scene agrees).",
+        f"∗: an increase or a decrease (the interval excludes zero and survives Benjamini-Hochberg "
+        f"at q = {analysis.q:g} within its family); †: the interval excludes zero but fails the "
+        "correction.",
+        "Interval ends that round to zero are given to two places; –: not asked.",
+        f"Rates: % of answered replies the measure applies to, with 95% percentile intervals over "
+        f"{analysis.n_boot} scene resamples (seed {analysis.seed}).",
+    ]
+
+
+_MARK = {"*": "∗", "†": "†", "": ""}
+_VERDICT = {True: "within", False: "not within", None: ""}
+
+
+def _measures_of(rates: Sequence[Rate]) -> list[str]:
+    present = {m for r in rates for m in r.shares}
+    return [m for m in MEASURES if m in present]
+
+
+@dataclass(frozen=True)
+class _RateTable:
+    """The rates of one (batch, set): a column per condition, per model a row for the answer
+    rate and one per measure that applies."""
+
+    title: str
+    conditions: list[str]
+    models: list[str]
+    measures: list[str]
+    cell: dict[tuple[str, str], Rate]  # (model, condition)
+
+
+def _rate_tables(analysis: Analysis) -> list[_RateTable]:
+    by: dict[tuple[str, str], list[Rate]] = {}
+    for r in analysis.rates:
+        by.setdefault((r.batch, r.set), []).append(r)
+    sets_of: dict[str, int] = defaultdict(int)
+    for batch, _ in by:
+        sets_of[batch] += 1
+    out = []
+    for (batch, set_), rates in by.items():
+        try:
+            b = analysis.design.batch(batch)
+            note, order = b.note, b.conditions
+        except KeyError:
+            note, order = "not in the design", []
+        title = (f"Rates (% of answered replies), batch {batch}"
+                 + (f", set {set_}" if sets_of[batch] > 1 else "") + (f": {note}" if note else ""))
+        conds = sorted(dict.fromkeys(r.condition for r in rates),
+                       key=lambda c: (order.index(c) if c in order else len(order), c))
+        models = list(dict.fromkeys(r.model for r in rates))
+        out.append(_RateTable(title, conds, models, _measures_of(rates),
+                              {(r.model, r.condition): r for r in rates}))
+    return out
+
+
+def _rate_rows(t: _RateTable) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
+    """(model, row label, cells) for each row of a rates table; a cell is (value, interval,
+    note), ("–", "", "") where the measure does not apply or the condition was not asked."""
+    rows = []
+    for model in t.models:
+        answered = []
+        for cond in t.conditions:
+            r = t.cell.get((model, cond))
+            answered.append(("–", "", "") if r is None else
+                            (pct(r.answer_rate), "", f"{r.answered}/{r.n}"))
+        rows.append((model, "answered", answered))
+        for m in t.measures:
+            cells = []
+            for cond in t.conditions:
+                r = t.cell.get((model, cond))
+                sh = r.shares.get(m) if r is not None else None
+                if sh is None:
+                    cells.append(("–", "", ""))
+                else:
+                    cells.append((pct(sh.share), interval(sh.low, sh.high, ends=pct),
+                                  "" if sh.n == r.answered else f"n={sh.n}"))
+            if any(c[0] != "–" for c in cells):
+                rows.append((model, MEASURE_NAMES[m], cells))
+    return rows
+
+
+def _cell_text(cell: tuple[str, str, str]) -> str:
+    value, ci, note = cell
+    return " ".join(x for x in (value, ci, f"({note})" if note else "") if x)
+
+
+def _change_cells(c: Change) -> dict[str, str]:
+    """What a change's row shows; "–" for not asked, the status where nothing was estimated."""
+    blank = dict.fromkeys(("diff", "interval", "mark", "p", "p_adj", "method", "n", "G",
+                           "verdict"), "")
+    if c.status == NOT_ASKED:
+        return {**blank, "diff": "–"}
+    if not c.ok:
+        return {**blank, "diff": c.status}
+    return {"diff": pct(c.diff, signed=True), "interval": interval(c.low, c.high),
+            "mark": _MARK[c.mark], "p": pval(c.p), "p_adj": pval(c.p_adjusted),
+            "method": c.method or "", "n": str(c.n), "G": str(c.G),
+            "verdict": _VERDICT[c.equivalent]}
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def render(analysis: Analysis, fmt: str = "table") -> Any:
+    """``analysis`` as ``json``, ``md`` or ``latex`` text, or a rich renderable for ``table``."""
+    if fmt == "json":
+        return json.dumps(to_dict(analysis), indent=2, ensure_ascii=False)
+    if fmt == "md":
+        return _md(analysis)
+    if fmt == "latex":
+        return _latex(analysis)
+    if fmt == "table":
+        return _rich(analysis)
+    raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, float):
+        return None if math.isnan(x) else x
+    return x
+
+
+def to_dict(analysis: Analysis) -> dict[str, Any]:
+    """Every field, machine-readable: rates and differences as fractions (floats)."""
+    d = analysis.design
+    rates = [{"model": r.model, "batch": r.batch, "set": r.set, "condition": r.condition,
+              "n": r.n, "answered": r.answered, "answer_rate": float(r.answer_rate),
+              "measures": {m: {"n": s.n, "share": float(s.share), "low": float(s.low),
+                               "high": float(s.high)} for m, s in r.shares.items()}}
+             for r in analysis.rates]
+    changes = []
+    for c in analysis.changes:
+        k = c.comparison
+        raw = c.raw
+        changes.append({
+            "comparison": c.index, "title": k.title, "label": k.label, "batch": k.batch,
+            "base": k.base, "variant": k.variant, "measure": k.measure, "where": k.where,
+            "set": k.set, "family": k.family, "margin_test": k.margin, "group": c.group,
+            "model": c.model, "status": c.status, "note": c.note,
+            "diff": _num(c.diff), "low": _num(c.low), "high": _num(c.high),
+            "share_base": _num(c.share0), "share_variant": _num(c.share1),
+            "p": _num(c.p), "p_adjusted": _num(c.p_adjusted), "mark": c.mark,
+            "method": c.method, "n": c.n, "G": c.G,
+            "se": _num(raw.se) if raw and raw.se is not None else None,
+            "df": raw.df if raw else None,
+            "excludes_zero": raw.excludes_zero if raw else None,
+            "equivalent": c.equivalent,
+        })
+    return {
+        "design": {"name": d.name, "q": float(d.q), "margin": float(d.margin),
+                   "samples": d.samples, "seed": d.seed},
+        "n_replies": analysis.n_replies, "n_boot": analysis.n_boot, "seed": analysis.seed,
+        "interval": 0.95, "places": PLACES, "models": analysis.models,
+        "families": {g: sum(c.ok for c in cs) for g, cs in analysis.groups()
+                     if g not in (MARGIN_GROUP, NO_FAMILY)},
+        "rates": rates, "changes": changes,
+    }
+
+
+# --- markdown -------------------------------------------------------------------------------
+
+
+def _md_line(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _md_table(headers: Sequence[str], rows: Iterable[Sequence[str]], left: int) -> list[str]:
+    return [_md_line(headers), "|" + "---|" * left + "--:|" * (len(headers) - left),
+            *(_md_line(r) for r in rows)]
+
+
+def _comparison_text(c: DesignComparison) -> str:
+    return f"{c.label} ({what(c)})" if c.label else what(c)
+
+
+def _md(analysis: Analysis) -> str:
+    d = analysis.design
+    out = [f"## Director study `{d.name}`: {analysis.n_replies} replies, "
+           f"{len(analysis.models)} model(s)", ""]
+    for t in _rate_tables(analysis):
+        body, last = [], None
+        for model, label, cells in _rate_rows(t):
+            body.append([model if model != last else "", label, *map(_cell_text, cells)])
+            last = model
+        out += [f"### {t.title}", "", *_md_table(["model", "", *t.conditions], body, 2), ""]
+    for group, changes in analysis.groups():
+        margin = group == MARGIN_GROUP
+        headers = ["comparison", "model", "change (points)", "95% interval",
+                   *(["within margin"] if margin else ["mark", "p", "adj. p"]),
+                   "method", "n", "scenes"]
+        body = []
+        last = None
+        for c in changes:
+            v = _change_cells(c)
+            text = _comparison_text(c.comparison) if c.index != last else ""
+            last = c.index
+            body.append([text, c.model, v["diff"], v["interval"],
+                         *([v["verdict"]] if margin else [v["mark"], v["p"], v["p_adj"]]),
+                         v["method"], v["n"], v["G"]])
+        out += [f"### {group_title(analysis, group, changes)}", "",
+                *_md_table(headers, body, 2), ""]
+    out += [f"_{line}_" for line in legend(analysis)]
+    return "\n".join(out) + "\n"
+
+
+# --- LaTeX ----------------------------------------------------------------------------------
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+        "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+        "−": "$-$", "–": "--", "—": "---", "±": r"$\pm$", "×": r"$\times$", "∗": "$^{*}$",
+        "†": r"\dag{}", "§": r"\S{}", "“": "``", "”": "''", "‘": "`", "’": "'", "≥": r"$\geq$", "≤": r"$\leq$"}
+
+
+def tex(s: str) -> str:
+    """Text escaped for LaTeX (specials, and the few non-ASCII signs the tables use)."""
+    return "".join(_TEX.get(ch, ch) for ch in str(s))
+
+
+def _tex_num(s: str) -> str:
+    """A number or interval as text → math mode (a proper minus sign); "–" → "--"."""
+    if s == "–":
+        return "--"
+    if not any(ch.isdigit() for ch in s):
+        return tex(s)
+    return f"${s}$"
+
+
+def _tex_tabular(headers: Sequence[str], rows: Iterable[Sequence[str]], cols: str,
+                 caption: str) -> list[str]:
+    """A booktabs tabular; a row of one cell is written as it is (``\\addlinespace``)."""
+    return [f"% {tex(caption)}", r"\begin{tabular}{" + cols + "}",
+            r"\toprule", " & ".join(headers) + r" \\", r"\midrule",
+            *(r[0] if len(r) == 1 else " & ".join(r) + r" \\" for r in rows), r"\bottomrule",
+            r"\end{tabular}", ""]
+
+
+def _latex(analysis: Analysis) -> str:
+    d = analysis.design
+    out = [f"% Director study {d.name}: {analysis.n_replies} replies. Needs \\usepackage{{booktabs}}.",
+           *(f"% {line}" for line in legend(analysis)), ""]
+    for t in _rate_tables(analysis):
+        body, last = [], None
+        for model, label, cells in _rate_rows(t):
+            if model != last and last is not None:
+                body.append([r"\midrule"])
+            tcells = []
+            for value, ci, note in cells:
+                if value == "–":
+                    tcells.append("--")
+                    continue
+                cell = f"${value}$"
+                if ci:
+                    cell += f" {{\\scriptsize${ci}$}}"
+                if note:
+                    cell += f" {{\\scriptsize ({tex(note)})}}"
+                tcells.append(cell)
+            body.append([tex(model) if model != last else "", tex(label), *tcells])
+            last = model
+        out += _tex_tabular(["Model", "", *map(tex, t.conditions)], body,
+                            "ll" + "r" * len(t.conditions), t.title)
+    for group, changes in analysis.groups():
+        margin = group == MARGIN_GROUP
+        headers = ["Comparison", "Model", "Change (pts)", r"95\,\% interval",
+                   *(["Within margin"] if margin else ["$p$", "Adj.\\ $p$"]),
+                   "Method", "$n$", "$G$"]
+        body = []
+        last = None
+        for c in changes:
+            v = _change_cells(c)
+            if c.ok:
+                sup = {"*": "^{*}", "†": r"^{\dagger}"}.get(c.mark, "")
+                change = f"${v['diff']}{sup}$"
+            else:
+                change = _tex_num(v["diff"])
+            first = c.index != last
+            if first and last is not None:
+                body.append([r"\addlinespace"])
+            last = c.index
+            text = tex(_comparison_text(c.comparison)) if first else ""
+            body.append([text, tex(c.model), change,
+                         _tex_num(v["interval"]),
+                         *([tex(v["verdict"])] if margin else [_tex_num(v["p"]), _tex_num(v["p_adj"])]),
+                         tex(v["method"]), v["n"], v["G"]])
+        out += _tex_tabular(headers, body, "p{5.5cm}l" + "r" * (len(headers) - 2),
+                            group_title(analysis, group, changes))
+    return "\n".join(out)
+
+
+# --- rich -----------------------------------------------------------------------------------
+
+
+def _rich(analysis: Analysis) -> Any:
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[Any] = [Text(f"Director study {analysis.design.name}: {analysis.n_replies} "
+                             f"replies, {len(analysis.models)} model(s)", style="bold")]
+    for rt in _rate_tables(analysis):
+        t = Table(title=rt.title, box=box.SIMPLE_HEAD, title_justify="left")
+        t.add_column("model", no_wrap=True)
+        t.add_column("", no_wrap=True)
+        for cond in rt.conditions:
+            t.add_column(cond, justify="right", min_width=8)
+        last = None
+        for model, label, cells in _rate_rows(rt):
+            if last is not None and model != last:
+                t.add_section()
+            t.add_row(model if model != last else "", Text(label, style="italic"),
+                      *(Text.assemble(v, (f" ({note})" if note and ci else "", "dim italic"),
+                                      (f"\n{ci}" if ci else "", "dim"),
+                                      (f"\n{note}" if note and not ci else "", "dim"))
+                        for v, ci, note in cells))
+            last = model
+        parts += [Text(""), t]
+    for group, changes in analysis.groups():
+        margin = group == MARGIN_GROUP
+        t = Table(title=group_title(analysis, group, changes), box=box.SIMPLE_HEAD,
+                  title_justify="left")
+        t.add_column("comparison", min_width=24, max_width=48)
+        t.add_column("model")
+        t.add_column("change (pts)", justify="right")
+        t.add_column("95% interval", justify="right")
+        if margin:
+            t.add_column("within margin")
+        else:
+            t.add_column("", justify="left")
+            t.add_column("p", justify="right")
+            t.add_column("adj. p", justify="right")
+        for h in ("method", "n", "scenes"):
+            t.add_column(h, justify="right")
+        last = None
+        for c in changes:
+            first = c.index != last
+            if first and last is not None:
+                t.add_section()
+            last = c.index
+            k = c.comparison
+            title = Text.assemble((k.title, "bold"), ("\n" + what(k), "dim")) if first else Text("")
+            v = _change_cells(c)
+            style = "bold" if c.mark == "*" else ""
+            diff = Text(v["diff"], style=style if c.ok else "dim")
+            tail = ([Text(v["verdict"], style="green" if c.equivalent else "red")] if margin
+                    else [Text(v["mark"], style="bold"), v["p"], v["p_adj"]])
+            t.add_row(title, c.model, diff, v["interval"], *tail, v["method"], v["n"], v["G"])
+        parts += [Text(""), t]
+    parts += [Text(""), *(Text(line, style="dim") for line in legend(analysis))]
+    return Group(*parts)
