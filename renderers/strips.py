@@ -8,6 +8,9 @@ Geometry, in PNG pixels: a margin ``pad`` all round; tiles ``height`` tall, each
 image at that height (``round(w · height / h)``), ``gap`` apart; under them a caption band of
 ``caption_lines`` lines. ``strip`` returns a ``StripLayout`` that says where each tile landed,
 so tests and callers can map image pixels to strip pixels exactly.
+
+``draw_marks`` outlines boxes in given colours with a tag each (a Director scene's hidden,
+director-view and chosen blocks); ``_wrap`` is shared with the Director Task's PNG panel.
 """
 
 from __future__ import annotations
@@ -39,6 +42,52 @@ def draw_result(image: Image.Image, prediction: Sequence[float] | None,
         x1, y1, x2, y2 = (round(v) for v in box)
         x2, y2 = max(x1, min(x2, w) - 1), max(y1, min(y2, h) - 1)
         d.rectangle([x1, y1, x2, y2], outline=color, width=line)
+    return out
+
+
+@dataclass
+class Mark:
+    """A box to outline on an image: its colour, an optional tag, and an optional second
+    outline (``ring``) just outside it, e.g. to say the model chose this box too."""
+
+    box: Sequence[float]
+    color: tuple[int, int, int]
+    label: str = ""
+    ring: tuple[int, int, int] | None = None
+
+
+def draw_marks(image: Image.Image, marks: Sequence[Mark], *, line: int | None = None,
+               font_size: int | None = None, labels: bool = True) -> Image.Image:
+    """A copy of ``image`` with each mark outlined; its tag (white on the mark's colour) sits
+    just above the box, or inside its top edge when the box touches the image's top. Line
+    width and font size scale with the image unless given."""
+    out = image.convert("RGB").copy()
+    d = ImageDraw.Draw(out)
+    w, h = out.size
+    line = line or max(2, round(min(w, h) / 160))
+    size = font_size or max(11, round(min(w, h) / 26))
+    f = font(size)
+    pad = max(1, size // 6)
+    for m in marks:
+        x1, y1, x2, y2 = (round(v) for v in m.box)
+        x1, y1 = max(0, x1), max(0, y1)
+        x2, y2 = max(x1, min(x2, w - 1)), max(y1, min(y2, h - 1))
+        if m.ring:
+            d.rectangle([x1 - 2 * line, y1 - 2 * line, x2 + 2 * line, y2 + 2 * line],
+                        outline=m.ring, width=line)
+        d.rectangle([x1, y1, x2, y2], outline=m.color, width=line)
+    if labels:  # tags after every outline, so no outline crosses a tag
+        for m in marks:
+            if not m.label:
+                continue
+            x1, y1 = max(0, round(m.box[0])), max(0, round(m.box[1]))
+            _, top, right, bottom = d.textbbox((0, 0), m.label, font=f)
+            th = bottom - top + 2 * pad
+            ty = y1 - th - (2 * line if m.ring else 0)
+            ty = ty if ty >= 0 else y1 + line
+            tx = min(x1, max(0, w - (right + 2 * pad)))
+            d.rectangle([tx, ty, tx + right + 2 * pad, ty + th], fill=m.color)
+            d.text((tx + pad, ty + pad - top), m.label, fill=(255, 255, 255), font=f)
     return out
 
 

@@ -18,7 +18,8 @@ half-blocks by default, the kitty protocol where the terminal announces it
 resolution and scaled down, so its lines and labels survive the reduction; the PNG strip
 scales the full-resolution drawing, exactly what the model was sent.
 
-Only SceneFunRI runs are shown; other benchmarks (Director Task runs) are refused.
+Director Task study runs (``"benchmark": "director"`` in ``run.json``) are shown by
+``show_director``: the three entry points below hand them over.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from . import show_director
 from .engine.types import Instance
 from .evals.scenefunri.dataset import DatasetError, find_instance
 from .evals.scenefunri.metrics import score
@@ -44,6 +46,7 @@ from .evals.scenefunri.report import RunDirError, current_records, journal_of, r
 from .renderers.overlay import draw
 from .renderers.strips import Tile, draw_result, strip
 from .renderers.terminal import DEFAULT_CELLS, cell_size, image_protocol, terminal_image
+from .show_director import is_director
 
 PROMPT_LINES = 6
 REPLY_LINES = 4
@@ -56,13 +59,14 @@ _HIDDEN_INFO = {"t", "axis", "candidates"}  # shown in the panel title or not at
 
 
 def run_config(run_dir: Path) -> dict[str, Any]:
-    """``run.json`` (empty when absent); refuses a run directory of another benchmark."""
+    """``run.json`` (empty when absent); refuses a run directory of another benchmark (the
+    entry points below hand Director runs to ``show_director`` before this)."""
     journal_of(run_dir)
     path = Path(run_dir) / "run.json"
     config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     bench = config.get("benchmark", "scenefunri")
     if bench != "scenefunri":
-        raise RunDirError(f"{run_dir}: a {bench} run; `unseen show` reads SceneFunRI runs only")
+        raise RunDirError(f"{run_dir}: a {bench} run; this view reads SceneFunRI runs only")
     return config
 
 
@@ -169,6 +173,8 @@ def step_caption(step: dict[str, Any], params: dict[str, Any]) -> str:
         return f"{head} (no answer)"
     if isinstance(parsed, dict) and "choice" in parsed:
         return f"{head} {params.get('mode', 'choose')} {parsed['choice']}"
+    if isinstance(parsed, dict) and not step.get("region"):  # a Director turn's fields
+        return show_director.step_caption(step)
     return f"{head} {_box(step.get('region') or parsed)}"
 
 
@@ -264,6 +270,9 @@ class _Pictures:
 def show_summary(console: Console, run_dir: Path, *, strategy: str | None = None,
                  model: str | None = None, worst: int = 20) -> None:
     """Per (model, strategy) metrics and failures, then trajectories worst first."""
+    if is_director(run_dir):
+        return show_director.show_summary(console, run_dir, strategy=strategy, model=model,
+                                          worst=worst)
     config = run_config(run_dir)
     records = select(run_dir, None, strategy=strategy, model=model)
     keep = {(r["model"], r["strategy"]) for r in records}
@@ -465,6 +474,10 @@ def show_instance(console: Console, run_dir: Path, instance: str, *, strategy: s
                   model: str | None = None, sample: int | None = None, step: int | None = None,
                   full: bool = False, images: bool = True) -> None:
     """Every matching trajectory of one instance, step by step."""
+    if is_director(run_dir):
+        return show_director.show_scene(console, run_dir, instance, strategy=strategy,
+                                        model=model, sample=sample, step=step, full=full,
+                                        images=images)
     config = run_config(run_dir)
     records = select(run_dir, instance, strategy=strategy, model=model, sample=sample)
     if step is not None:
@@ -506,7 +519,11 @@ def write_strip(run_dir: Path, instance: str, out: Path, *, strategy: str | None
                 model: str | None = None, sample: int | None = None, step: int | None = None,
                 height: int = 240):
     """Write one trajectory's steps (or only ``step``) and its result as a PNG strip; returns
-    the ``StripLayout``. Several matching trajectories are an error: narrow them."""
+    the ``StripLayout``. Several matching trajectories are an error: narrow them. A Director
+    run's scene is drawn by ``show_director.write_png`` (its ``step`` is ignored)."""
+    if is_director(run_dir):
+        return show_director.write_png(run_dir, instance, out, strategy=strategy, model=model,
+                                       sample=sample)
     config = run_config(run_dir)
     records = select(run_dir, instance, strategy=strategy, model=model, sample=sample)
     if len(records) > 1:

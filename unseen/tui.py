@@ -6,9 +6,14 @@ the model saw with its overlay redrawn (half-blocks), and for elimination strate
 parameters have ``T``) Dist per iteration as a sparkline (the trajectory's own, and the
 (model, strategy) mean from ``curves()``, computed in the background on first request).
 
+Director Task study runs (``"benchmark": "director"``) browse the same way: (model, condition)
+→ scenes → turns, the model named as the study names it; the image pane shows the scene with
+the hidden block outlined red, the director-view block green and the chosen block magenta.
+
 Keys: ``0``–``4`` (or ``f`` to cycle) filter trajectories by outcome (all, correct = a
-CAcc@50 hit, wrong, unanswered, error = a provider failure); ``/`` focuses the text filter
-(instance ids and instructions); ``c`` compares, on the selected instance, the trajectories of
+CAcc@50 hit, or for a Director reply the director-view block (a right report where no block
+is asked), wrong, unanswered, error = a provider failure); ``/`` focuses the text filter
+(instance ids and instructions, or a Director scene's key: ``hidden 7``); ``c`` compares, on the selected instance, the trajectories of
 every strategy of the same model in columns; ``escape`` closes it; ``q`` quits.
 
 Opening is one streaming pass over each journal that keeps a light index (key → byte
@@ -60,10 +65,16 @@ class Entry:
     cacc50: float | None
     dist: float | None
     iterative: bool
+    director: bool = False
+    dm: tuple[float | None, float | None, float | None] | None = None  # hidden, dv, accuracy
+    note: str = ""  # the leaf's dim suffix (a Director reply's choice)
 
     @property
     def outcome(self) -> str:
         if self.status == "answered":
+            if self.director:
+                hidden, dv, acc = self.dm or (None, None, None)
+                return "correct" if ((acc if dv is None else dv) or 0) >= 1 else "wrong"
             return "correct" if (self.cacc50 or 0) >= 1 else "wrong"
         return "error" if self.error_kind in RESUMABLE_ERRORS else "unanswered"
 
@@ -74,6 +85,12 @@ class RunInfo:
     config: dict[str, Any]
     instances: dict[str, dict[str, Any]]  # id → {"instruction", "box", "image"}
     note: str = ""
+    scenes: dict[str, Any] = field(default_factory=dict)  # a Director run: id → Instance
+    aliases: dict[str, str] = field(default_factory=dict)  # a Director run: backend → model
+
+    @property
+    def director(self) -> bool:
+        return self.config.get("benchmark") == "director"
 
 
 @dataclass
@@ -139,10 +156,16 @@ def build_index(run_dirs: list[str | Path]) -> Index:
         cfg_path = rd / "run.json"
         config = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
         bench = config.get("benchmark", "scenefunri")
-        if bench != "scenefunri":
-            raise RunDirError(f"{rd}: a {bench} run; `unseen tui` reads SceneFunRI runs only")
-        insts, note = _dataset_instances(config.get("data"))
-        runs.append(RunInfo(rd, config, insts, note))
+        if bench == "director":
+            run_info = _director_run(rd, config)
+        elif bench != "scenefunri":
+            raise RunDirError(f"{rd}: a {bench} run; `unseen tui` reads SceneFunRI and "
+                              "Director runs only")
+        else:
+            insts, note = _dataset_instances(config.get("data"))
+            run_info = RunInfo(rd, config, insts, note)
+        runs.append(run_info)
+        director, aliases = run_info.director, run_info.aliases
         last: dict[str, Entry] = {}
         offset = 0
         with open(path, "rb") as fh:
@@ -154,12 +177,15 @@ def build_index(run_dirs: list[str | Path]) -> Index:
                 if rec is not None and "key" in rec:
                     m = rec.get("metrics") or {}
                     err = rec.get("error") or {}
+                    model = aliases.get(rec.get("backend", ""), rec.get("model", "?"))
                     last[rec["key"]] = Entry(
                         ri, offset, n, intern(str(rec.get("instance_id", "?"))),
-                        intern(str(rec.get("model", "?"))), intern(str(rec.get("strategy", "?"))),
+                        intern(str(model)), intern(str(rec.get("strategy", "?"))),
                         int(rec.get("sample", 0)), intern(str(rec.get("status", "?"))),
                         err.get("kind"), m.get("cacc50"), m.get("dist"),
-                        "T" in (rec.get("params") or {}))
+                        "T" in (rec.get("params") or {}), director,
+                        (m.get("hidden"), m.get("dv"), m.get("accuracy")) if director else None,
+                        _director_note(rec) if director else f"Dist {_pct(m.get('dist'))}")
                 offset += n
         entries.extend(last.values())
     groups: dict[tuple[int, str, str], list[Entry]] = defaultdict(list)
@@ -168,6 +194,39 @@ def build_index(run_dirs: list[str | Path]) -> Index:
     for v in groups.values():
         v.sort(key=lambda e: (e.instance_id, e.sample))
     return Index(runs, entries, dict(sorted(groups.items())))
+
+
+def _director_run(rd: Path, config: dict[str, Any]) -> RunInfo:
+    """A Director run with its scenes (answer key and block boxes) and model names."""
+    from .show_director import DirectorRun, key_text
+
+    run = DirectorRun.open(rd)
+    scenes, note = run.scenes()
+    insts = {sid: {"instruction": key_text(i.truth), "box": None, "image": i.image}
+             for sid, i in scenes.items()}
+    return RunInfo(rd, config, insts, note, scenes, run.aliases)
+
+
+def _director_note(rec: dict[str, Any]) -> str:
+    """``block 7 · hidden`` / ``block 6 · dir-view`` / ``report ✓`` for a Director leaf."""
+    pred = rec.get("prediction") if isinstance(rec.get("prediction"), dict) else {}
+    m = rec.get("metrics") or {}
+    if rec.get("status") != "answered":
+        return (rec.get("error") or {}).get("kind") or ""
+    parts = []
+    if "block" in pred:
+        role = " hidden" if m.get("hidden") else " dir-view" if m.get("dv") else ""
+        parts.append(f"block {pred['block']}{role}")
+    for f, k in (("visible", "accuracy"), ("known", "known"), ("count", "count")):
+        if k in m and f in pred:
+            parts.append(f"{f} {'✓' if m[k] >= 1 else '✗'}")
+    return " · ".join(parts)
+
+
+def _label_parts(label: str) -> dict[str, str]:
+    """``director:batch=q,condition=move`` → {"batch": "q", "condition": "move"}."""
+    _, _, rest = label.partition(":")
+    return dict(kv.split("=", 1) for kv in rest.split(",") if "=" in kv)
 
 
 # --- text helpers --------------------------------------------------------------------------
@@ -323,8 +382,13 @@ class TuiApp(App):
         for key, es in self.index.groups.items():
             n = sum(1 for e in es if self.matches(e))
             total += n
+            what = escape(key[2])
+            if self.index.runs[key[0]].director:
+                parts = _label_parts(key[2])
+                what = (f"{escape(parts.get('condition', key[2]))} "
+                        f"[dim]batch {escape(parts.get('batch', '?'))}[/]")
             node = run_nodes[key[0]].add(
-                f"{escape(key[1])} · {escape(key[2])} [dim]({n}/{len(es)})[/]",
+                f"{escape(key[1])} · {what} [dim]({n}/{len(es)})[/]",
                 data=("group", key), allow_expand=n > 0)
             if key in expanded and n:
                 self._populate_group(node)
@@ -350,7 +414,7 @@ class TuiApp(App):
             label = Text(e.instance_id + (f" #{e.sample}" if multi else ""))
             label.append(f" {MARK[e.outcome]}", style="green" if e.outcome == "correct"
                          else "red")
-            label.append(f" Dist {_pct(e.dist)}", style="dim")
+            label.append(f" {e.note}", style="dim")
             node.add(label, data=("traj", e), allow_expand=True)
         if len(es) > MAX_LEAVES:
             node.add_leaf(f"… {len(es) - MAX_LEAVES} more (narrow with / or 0-4)",
@@ -438,6 +502,8 @@ class TuiApp(App):
         from .show import step_caption
 
         rec = self._record(e)
+        if e.director:
+            return self._director_column(e, rec)
         t = Text()
         t.append(f"{e.strategy}\n", style="bold")
         t.append(f"{MARK[e.outcome]} {e.outcome}", style="green" if e.outcome == "correct"
@@ -486,8 +552,18 @@ class TuiApp(App):
         for e in es:
             counts[e.outcome] += 1
         dists = [e.dist for e in es if e.dist is not None]
-        t = Text(f"{key[1]} · {key[2]}\n{len(es)} trajectories: "
+        what = key[2]
+        if self.index.runs[key[0]].director:
+            parts = _label_parts(key[2])
+            what = f"{parts.get('condition', key[2])} · batch {parts.get('batch', '?')}"
+        t = Text(f"{key[1]} · {what}\n{len(es)} trajectories: "
                  + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES[1:]))
+        if self.index.runs[key[0]].director:
+            for i, name in enumerate(("hidden block", "director-view block", "visibility report")):
+                vals = [e.dm[i] for e in es if e.dm and e.dm[i] is not None]
+                if vals:
+                    t.append(f"\n{name}: {100 * sum(vals) / len(vals):.1f}% of {len(vals)} "
+                             "answered")
         if dists:
             t.append(f"\nmean Dist {100 * sum(dists) / len(dists):.1f}")
         self.query_one("#detail", Static).update(t)
@@ -529,6 +605,9 @@ class TuiApp(App):
 
     def _show_traj(self, e: Entry) -> None:
         rec = self._record(e)
+        if e.director:
+            self._director_traj(e, rec)
+            return
         inst, size = self._truth(e)
         t = Text()
         t.append(f"{e.instance_id} · {e.model} · {e.strategy} · sample {e.sample}\n",
@@ -582,6 +661,9 @@ class TuiApp(App):
 
         rec = self._record(e)
         s = (rec.get("steps") or [])[i]
+        if e.director:
+            self._director_step(e, rec, s)
+            return
         reply = s.get("reply") or {}
         inst, size = self._truth(e)
         t = Text()
@@ -625,6 +707,111 @@ class TuiApp(App):
         if e.iterative and inst and size and inst.get("box"):
             self.query_one("#curve", Static).update(
                 Text(spark_text("Dist ×100 per t", dist_track(rec, inst["box"], size))))
+
+
+    # Director runs
+    def _director_image(self, e: Entry, chosen: Any) -> None:
+        from .renderers.terminal import HalfBlockImage
+        from .show_director import legend, marked_scene
+
+        run = self.index.runs[e.run]
+        inst = run.scenes.get(e.instance_id)
+        image = self.query_one("#image", Static)
+        if inst is None:
+            image.update(Text(f"(scene unavailable: {run.note or 'not in its folder'})"))
+            return
+        try:
+            small = marked_scene(inst, chosen, IMAGE_COLS)
+        except OSError as exc:
+            image.update(Text(f"(image unreadable: {exc})"))
+            return
+        image.update(Group(legend(inst, chosen), HalfBlockImage(small, IMAGE_COLS)))
+        self.image_rendered = True
+
+    def _director_head(self, e: Entry, rec: dict[str, Any], t: Text) -> None:
+        from .show_director import choice_role, fields_text, measures_text
+
+        parts = _label_parts(e.strategy)
+        t.append(f"{e.instance_id} · {e.model} · {parts.get('condition', e.strategy)} · batch "
+                 f"{parts.get('batch', '?')} · sample {e.sample}\n", style="bold")
+        t.append(f"{MARK[e.outcome]} {e.outcome}",
+                 style="green" if e.outcome == "correct" else "red")
+        pred = rec.get("prediction")
+        t.append(f"  {fields_text(pred)}")
+        inst = self.index.runs[e.run].scenes.get(e.instance_id)
+        if inst is not None and isinstance(pred, dict) and "block" in pred:
+            t.append(f" ({choice_role(pred['block'], inst.truth)})")
+        t.append("\n")
+        if inst is not None:
+            t.append(f"key {self.index.runs[e.run].instances[e.instance_id]['instruction']}\n",
+                     style="dim")
+        t.append("measures ").append_text(measures_text(rec.get("metrics")))
+        t.append("\n")
+        if rec.get("error"):
+            t.append(f"{rec['error'].get('kind')}: {rec['error'].get('message', '')}\n",
+                     style="red")
+
+    def _director_traj(self, e: Entry, rec: dict[str, Any]) -> None:
+        from .show_director import _chosen
+
+        t = Text()
+        self._director_head(e, rec, t)
+        n = len(rec.get("steps") or [])
+        t.append(f"{n} turn{'s' * (n != 1)} · {rec.get('seconds', 0):.3f} s", style="dim")
+        self.query_one("#detail", Static).update(t)
+        self._director_image(e, _chosen(rec))
+
+    def _director_step(self, e: Entry, rec: dict[str, Any], s: dict[str, Any]) -> None:
+        from .show_director import fields_text
+
+        reply = s.get("reply") or {}
+        info = s.get("info") or {}
+        n = len(rec.get("steps") or [])
+        t = Text()
+        t.append(f"turn {info.get('turn', s.get('index', 0) + 1)} of {n}", style="bold")
+        if info.get("fields"):
+            t.append(f" · asks {', '.join(info['fields'])}", style="bold")
+        parts = _label_parts(e.strategy)
+        t.append(f"   {e.instance_id} · {e.model} · {parts.get('condition', e.strategy)}\n",
+                 style="dim")
+        t.append("prompt\n", style="bold cyan")
+        t.append((s.get("prompt") or "") + "\n")
+        if s.get("messages", 1) > 1:
+            t.append(f"({s['messages']} messages: the dialogue so far, then this prompt)\n",
+                     style="dim")
+        if reply.get("error"):
+            err = reply["error"]
+            t.append(f"error {err.get('kind')}: {err.get('message', '')}\n", style="red")
+        else:
+            t.append("reply\n", style="bold cyan")
+            t.append((reply.get("text") or "") + "\n")
+        if reply.get("reasoning"):
+            t.append("reasoning\n", style="bold cyan")
+            t.append(reply["reasoning"] + "\n", style="italic")
+        if s.get("parse_error"):
+            t.append(f"parse error: {s['parse_error']}\n", style="red")
+        elif not reply.get("error"):
+            t.append("parsed ", style="bold cyan").append(fields_text(s.get("parsed")) + "\n")
+        u = reply.get("usage") or {}
+        t.append(f"tokens in {u.get('input_tokens', 0)} · out {u.get('output_tokens', 0)} · "
+                 f"latency {reply.get('latency_s') or 0:.3f} s"
+                 + (" · cached" if reply.get("cached") else ""), style="dim")
+        self.query_one("#detail", Static).update(t)
+        parsed = s.get("parsed")
+        self._director_image(e, parsed.get("block") if isinstance(parsed, dict) else None)
+
+    def _director_column(self, e: Entry, rec: dict[str, Any]) -> Text:
+        from .show_director import step_caption
+
+        t = Text()
+        self._director_head(e, rec, t)
+        for s in rec.get("steps") or []:
+            t.append(f"\n{step_caption(s)}\n", style="bold cyan")
+            reply = s.get("reply") or {}
+            text = (reply.get("error") or {}).get("message") or reply.get("text") or ""
+            lines = text.splitlines()
+            t.append("\n".join(lines[:4]) + (" …" if len(lines) > 4 else "") + "\n")
+        return t
 
 
 def run_tui(run_dirs: list[str | Path]) -> None:
