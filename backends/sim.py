@@ -5,6 +5,8 @@ and that is never sent, cached or logged. Its behaviour is set by explicit knobs
 every output labels it a simulation. Deterministic given the seed, the request and the sample.
 
 Spec: ``sim[:PROFILE][,knob=value,...]``, e.g. ``sim``, ``sim:strong``, ``sim:default,skill=0.9``.
+The Director Task respondent's knobs are ``evals.director.respondent.DirectorKnobs`` with a
+``dir_`` prefix (``sim:director-strong,dir_uplift=0.6``).
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.box import Box, BoxError
 from ..engine.types import Reply, Request, Usage
+from ..evals.director.respondent import DirectorKnobs
+from ..evals.director.respondent import respond as director_respond
 from .base import BackendConfigError, BaseBackend, provider
 
 
-class SimKnobs(BaseModel):
+class _BoxKnobs(BaseModel):
     """What the simulated respondent does. Effects are parameters, not findings."""
 
     model_config = ConfigDict(extra="forbid")
@@ -45,6 +49,18 @@ class SimKnobs(BaseModel):
     reflect_gain: float = 0.05
 
 
+#: The knobs: the box tasks' above, then the Director respondent's with a ``dir_`` prefix.
+SimKnobs = create_model(
+    "SimKnobs", __base__=_BoxKnobs, __module__=__name__,
+    **{f"dir_{name}": (info.annotation, info) for name, info in DirectorKnobs.model_fields.items()},
+)
+
+
+def director_knobs(knobs: BaseModel) -> DirectorKnobs:
+    """The Director respondent's knobs of a :data:`SimKnobs` (its ``dir_`` fields)."""
+    return DirectorKnobs(**{name: getattr(knobs, f"dir_{name}") for name in DirectorKnobs.model_fields})
+
+
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "weak": {"skill": 0.15, "size": 3.0},
@@ -56,6 +72,14 @@ PROFILES: dict[str, dict[str, Any]] = {
     "gemini": {"box_format": "gemini"},
     "qwen2.5": {"box_format": "qwen2.5"},
     "unit": {"box_format": "unit"},
+    # Director Task respondents (knobs: evals.director.respondent.DirectorKnobs)
+    "director-flat": {"dir_uplift": 0.0, "dir_uplift_mean": 0.0, "dir_follow_report": 0.0},
+    "director-strong": {"dir_uplift": 0.8, "dir_uplift_mean": 0.03, "dir_want_factor": 0.5,
+                        "dir_will_factor": 1.1, "dir_combined_factor": 0.05},
+    "director-oracle": {"dir_vis_acc": 1.0, "dir_hidden_novis": 0.0, "dir_uplift": 0.0,
+                        "dir_hidden_mean": 0.0, "dir_uplift_mean": 0.0, "dir_miss": 0.0,
+                        "dir_answer_rate": 1.0, "dir_format_noise": 0.0, "dir_count_acc": 1.0,
+                        "dir_top_digit_pull": 0.0, "dir_scene_sd": 0.0, "dir_acc_scene_sd": 0.0},
 }
 
 _NATIVE_KEY = {"gemini": "box_2d", "qwen2.5": "bbox_2d"}
@@ -185,6 +209,14 @@ def answer_cells(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     if len(gone) == len(oracle["regions"]):
         gone.pop(rng.randrange(len(gone)))
     return json.dumps({"eliminate": gone})
+
+
+@task("director")
+def answer_director(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
+    """One turn of a Director Task condition (``strategies/director.py``): the JSON fields of
+    ``oracle["fields"]`` only, drawn from the respondent model of ``evals.director.respondent``
+    with the ``dir_`` knobs; the scene's offsets follow from the scene id and ``seed``."""
+    return director_respond(director_knobs(sim.knobs), oracle, rng, seed=sim.knobs.seed)
 
 
 class Sim(BaseBackend):
