@@ -542,6 +542,49 @@ def director_analyze(
             err.print(f"wrote {path}", highlight=False)
 
 
+@director_app.command("power")
+def director_power(
+    design_file: Annotated[str, typer.Argument(metavar="DESIGN", help="A study design TOML, or a shipped one: paper, quick.")],
+    effect: Annotated[list[str] | None, typer.Option("--effect", "-e", help="knob=value of the simulated respondent (e.g. uplift=0.3, scene_sd=0.5); repeatable.")] = None,
+    reps: Annotated[int, typer.Option(min=10, help="Simulated studies.")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    scenes: Annotated[str, typer.Option(help="resample: scenes drawn anew from a population in each study; fixed: the design's own scenes.")] = "resample",
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="Simulate these design models (each with its batches); default: one model asked every batch.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Processes.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (NaN where a comparison gave no estimate becomes null).")] = False,
+) -> None:
+    """Simulate many studies of a design: the chance of declaring each comparison's change,
+    and the measured coverage of its 95 % intervals where the true difference is known."""
+    import math
+
+    from .evals.director.power import parse_effects, power_report
+    from .evals.director.power import render as render_power
+    from .evals.director.study import load_design
+
+    if scenes not in ("resample", "fixed"):
+        raise UserError(f"--scenes must be resample or fixed, got {scenes!r}")
+    design = load_design(design_file)
+    try:
+        effects = parse_effects(effect or [])
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    with err.status(f"simulating {reps} studies of {design.name}…"):
+        report = power_report(design, effects=effects, reps=reps, seed=seed, models=model or None,
+                              scenes=scenes, workers=workers)  # type: ignore[arg-type]
+    if as_json:
+        def clean(v):
+            if isinstance(v, float) and math.isnan(v):
+                return None
+            if isinstance(v, dict):
+                return {k: clean(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+        print(json.dumps(clean(report), indent=2))
+        return
+    out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
+
+
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:
