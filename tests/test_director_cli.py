@@ -1,0 +1,107 @@
+"""``unseen director run | analyze | power`` end to end, and their one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+TINY = """
+name = "tiny"
+samples = 3
+seed = 1
+size = "512x384"
+[sets.main]
+n = 6
+[[batch]]
+name = "q"
+conditions = ["move", "move/novis", "mean", "move+combined"]
+[[comparison]]
+batch = "q"
+base = "move/novis"
+variant = "move"
+family = "s4"
+label = "visibility question"
+[[comparison]]
+batch = "q"
+base = "move"
+variant = "move+combined"
+measure = "joint"
+family = "s6"
+[[comparison]]
+batch = "q"
+base = "move"
+variant = "mean"
+measure = "accuracy"
+margin = true
+"""
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> tuple[Path, Path]:
+    """A tiny design run once with the simulator: (design file, run directory)."""
+    from unseen.evals.director.runner import run_study
+    from unseen.evals.director.study import load_design
+
+    folder = tmp_path_factory.mktemp("study")
+    design = folder / "tiny.toml"
+    design.write_text(TINY, encoding="utf-8")
+    run_dir = folder / "run"
+    run_study(load_design(design), ["sim:director-strong"], run_dir, progress=False)
+    return design, run_dir
+
+
+def test_run_resumes_from_the_cli(run_main, study):
+    design, run_dir = study
+    code, out, err = run_main(["director", "run", str(design), "--backend", "sim:director-strong",
+                               "--out", str(run_dir)])
+    assert code == 0, err
+    assert "resumed: 72 calls were already done" in out and "nothing new to run" in out
+
+
+def test_analyze_formats(run_main, study):
+    _, run_dir = study
+    code, out, err = run_main(["director", "analyze", str(run_dir), "--format", "json"])
+    assert code == 0, err
+    data = json.loads(out)
+    changes = {c["title"]: c for c in data["changes"]}
+    assert changes["visibility question"]["model"] == "sim-director-strong"
+    assert changes["visibility question"]["status"] == "ok"
+    code, md, _ = run_main(["director", "analyze", str(run_dir), "--format", "md"])
+    assert code == 0 and "| visibility question" in md
+    code, tex, _ = run_main(["director", "analyze", str(run_dir), "--format", "latex"])
+    assert code == 0 and "\\toprule" in tex
+
+
+def test_analyze_writes_plots(run_main, study, tmp_path):
+    _, run_dir = study
+    code, _, err = run_main(["director", "analyze", str(run_dir), "--plots", str(tmp_path)])
+    assert code == 0, err
+    pngs = sorted(tmp_path.glob("*.png"))
+    assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+def test_power_prints_json(run_main):
+    code, out, err = run_main(["director", "power", "quick", "--reps", "20", "--json",
+                               "--effect", "uplift=0.3"])
+    assert code == 0, err
+    rows = json.loads(out)
+    assert len(rows) == 9 and all(0 <= r["power"] <= 1 for r in rows)
+    first = next(r for r in rows if r["comparison"] == "visibility question, move")
+    assert first["true_diff"] > 0.2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["director", "run", "nope.toml"], "no design file nope.toml"),
+    (["director", "run", "quick", "--backend", "nosuch:x"], "unknown"),
+    (["director", "analyze", "/nonexistent/run"], "/nonexistent/run"),
+    (["director", "analyze", ".", "--format", "xml"], "--format"),
+    (["director", "power", "quick", "--effect", "nosuch=1"], "unknown knob 'nosuch'"),
+    (["director", "power", "quick", "--effect", "uplift"], "uplift"),
+])
+def test_user_errors_are_one_line(run_main, argv, message):
+    code, out, err = run_main(argv)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) <= 2
