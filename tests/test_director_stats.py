@@ -7,6 +7,8 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 from scipy.special import expit
 
@@ -350,3 +352,15 @@ def test_share_interval():
     perm = rng.permutation(len(y))
     s2, _, _ = share_interval(y[perm], np.array([f"s{g}" for g in scene[perm]]))
     assert s2 == pytest.approx(share, abs=1e-15)
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=60),
+       st.sampled_from([0.01, 0.05, 0.1]))
+@settings(max_examples=200, deadline=None)
+def test_bh_matches_statsmodels(pvalues, q):
+    from statsmodels.stats.multitest import multipletests
+
+    rejected, adjusted = bh(pvalues, q=q)
+    want_rej, want_adj, _, _ = multipletests(pvalues, alpha=q, method="fdr_bh")
+    assert rejected.tolist() == want_rej.tolist()
+    assert adjusted == pytest.approx(want_adj, abs=1e-12)
