@@ -74,7 +74,40 @@ def _chat_completion_type() -> type:
     return ChatCompletion
 
 
-class OpenAIChat(BaseBackend):
+class OpenAIClientBackend(BaseBackend):
+    """What every backend over the ``openai`` SDK shares: the async client (SDK retries off),
+    the endpoint in ``describe`` (the key never), closing."""
+
+    def __init__(
+        self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+        box_format: str | None = None, spec: str | None = None, timeout_s: float = 120.0,
+    ):
+        super().__init__(model, box_format=box_format, spec=spec)
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+        self._api_key = api_key  # only ever handed to the client
+        self._client = None
+
+    def _get_client(self):
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url,
+                max_retries=0, timeout=self.timeout_s,
+            )
+        return self._client
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "base_url": self.base_url}
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+class OpenAIChat(OpenAIClientBackend):
     provider = "openai"
     capabilities = Capabilities(json_schema=True, choices=True, logprobs=True, reasoning=False)
 
@@ -89,26 +122,9 @@ class OpenAIChat(BaseBackend):
             self.capabilities = Capabilities(
                 json_schema=True, choices=True, logprobs=True, reasoning=True
             )
-        super().__init__(model, box_format=box_format, spec=spec)
-        self.base_url = base_url
-        self.timeout_s = timeout_s
+        super().__init__(model, base_url=base_url, api_key=api_key, box_format=box_format,
+                         spec=spec, timeout_s=timeout_s)
         self.enable_thinking = enable_thinking
-        self._api_key = api_key
-        self._client = None
-
-    def _get_client(self):
-        if self._client is None:
-            import openai
-
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url,
-                max_retries=0, timeout=self.timeout_s,
-            )
-        return self._client
-
-    def describe(self) -> dict[str, Any]:
-        # the endpoint is configuration, the key never is
-        return {**super().describe(), "base_url": self.base_url}
 
     def payload(self, request: Request) -> dict[str, Any]:
         """The JSON body of the Chat Completions request."""
@@ -189,12 +205,6 @@ class OpenAIChat(BaseBackend):
             text=msg.content or "", reasoning=reasoning, usage=usage, latency_s=latency,
             finish_reason=choice.finish_reason, logprobs=logprobs,
         )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
 
 def _key(env: str, given: str | None) -> str | None:
     return given or os.environ.get(env)

@@ -28,8 +28,8 @@ from typing import Any
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.images import data_url
 from ..engine.types import ImagePart, Message, Reply, Request, TextPart, Usage
-from .base import BackendConfigError, BaseBackend, provider
-from .openai_chat import choice_schema, classify_openai_error
+from .base import BackendConfigError, provider
+from .openai_chat import OpenAIClientBackend, choice_schema, classify_openai_error
 
 # ``incomplete_details.reason`` → finish_reason, in Chat Completions' words
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -125,33 +125,12 @@ def read_response(resp: Any) -> tuple[str, str | None, Usage, str | None]:
     return text, "\n\n".join(summaries) or None, usage, finish
 
 
-class OpenAIResponses(BaseBackend):
+class OpenAIResponses(OpenAIClientBackend):
     provider = "openai-responses"
     capabilities = Capabilities(json_schema=True, choices=True, logprobs=False, reasoning=True)
 
-    def __init__(
-        self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-        box_format: str | None = None, spec: str | None = None, timeout_s: float = 120.0,
-    ):
-        super().__init__(model, box_format=box_format, spec=spec)
-        self.base_url = base_url
-        self.timeout_s = timeout_s
-        self._api_key = api_key  # only ever handed to the client
-        self._client = None
-
-    def _get_client(self):
-        if self._client is None:
-            import openai
-
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url,
-                max_retries=0, timeout=self.timeout_s,
-            )
-        return self._client
-
     def describe(self) -> dict[str, Any]:
-        # the endpoint is configuration, the key never is
-        return {**super().describe(), "base_url": self.base_url, "api": "responses"}
+        return {**super().describe(), "api": "responses"}
 
     def payload(self, request: Request) -> dict[str, Any]:
         """The JSON body of the Responses request."""
@@ -192,12 +171,6 @@ class OpenAIResponses(BaseBackend):
         text, reasoning, usage, finish = read_response(resp)
         return Reply(text=text, reasoning=reasoning, usage=usage, latency_s=latency,
                      finish_reason=finish)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
 
 @provider("openai-responses",
           "openai-responses:MODEL  (Responses API, reasoning summaries; OPENAI_API_KEY; "

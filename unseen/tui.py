@@ -46,6 +46,32 @@ IMAGE_COLS = 60
 _STEPS = b'"steps"'
 
 
+def _prompt_and_reply(t: Text, s: dict[str, Any]) -> None:
+    """A step's prompt, then its reply (or error) and reasoning."""
+    reply = s.get("reply") or {}
+    t.append("prompt\n", style="bold cyan")
+    t.append((s.get("prompt") or "") + "\n")
+    if s.get("messages", 1) > 1:
+        t.append(f"({s['messages']} messages: the dialogue so far, then this prompt)\n",
+                 style="dim")
+    if reply.get("error"):
+        err = reply["error"]
+        t.append(f"error {err.get('kind')}: {err.get('message', '')}\n", style="red")
+    else:
+        t.append("reply\n", style="bold cyan")
+        t.append((reply.get("text") or "") + "\n")
+    if reply.get("reasoning"):
+        t.append("reasoning\n", style="bold cyan")
+        t.append(reply["reasoning"] + "\n", style="italic")
+
+
+def _usage(t: Text, reply: dict[str, Any]) -> None:
+    u = reply.get("usage") or {}
+    t.append(f"tokens in {u.get('input_tokens', 0)} · out {u.get('output_tokens', 0)} · "
+             f"latency {reply.get('latency_s') or 0:.3f} s"
+             + (" · cached" if reply.get("cached") else ""), style="dim")
+
+
 # --- the index -----------------------------------------------------------------------------
 
 
@@ -671,17 +697,7 @@ class TuiApp(App):
         head = f"step {s.get('index', i)} · {s.get('name', '')}"
         t.append(head + (f" · t={info['t']}" if "t" in info else ""), style="bold")
         t.append(f"   {e.instance_id} · {e.model} · {e.strategy}\n", style="dim")
-        t.append("prompt\n", style="bold cyan")
-        t.append((s.get("prompt") or "") + "\n")
-        if reply.get("error"):
-            err = reply["error"]
-            t.append(f"error {err.get('kind')}: {err.get('message', '')}\n", style="red")
-        else:
-            t.append("reply\n", style="bold cyan")
-            t.append((reply.get("text") or "") + "\n")
-        if reply.get("reasoning"):
-            t.append("reasoning\n", style="bold cyan")
-            t.append(reply["reasoning"] + "\n", style="italic")
+        _prompt_and_reply(t, s)
         if s.get("parse_error"):
             t.append(f"parse error: {s['parse_error']}\n", style="red")
         elif not reply.get("error"):
@@ -690,10 +706,7 @@ class TuiApp(App):
             t.append(f"region {_box(s['region'])}\n")
             if inst and size and inst.get("box"):
                 t.append(f"metrics {_metrics(score(s['region'], inst['box'], *size))}\n")
-        u = reply.get("usage") or {}
-        t.append(f"tokens in {u.get('input_tokens', 0)} · out {u.get('output_tokens', 0)} · "
-                 f"latency {reply.get('latency_s') or 0:.3f} s"
-                 + (" · cached" if reply.get("cached") else ""), style="dim")
+        _usage(t, reply)
         self.query_one("#detail", Static).update(t)
         parts = s.get("images") or ([{"path": inst["image"]}] if inst else [])
         if parts:
@@ -774,28 +787,12 @@ class TuiApp(App):
         parts = _label_parts(e.strategy)
         t.append(f"   {e.instance_id} · {e.model} · {parts.get('condition', e.strategy)}\n",
                  style="dim")
-        t.append("prompt\n", style="bold cyan")
-        t.append((s.get("prompt") or "") + "\n")
-        if s.get("messages", 1) > 1:
-            t.append(f"({s['messages']} messages: the dialogue so far, then this prompt)\n",
-                     style="dim")
-        if reply.get("error"):
-            err = reply["error"]
-            t.append(f"error {err.get('kind')}: {err.get('message', '')}\n", style="red")
-        else:
-            t.append("reply\n", style="bold cyan")
-            t.append((reply.get("text") or "") + "\n")
-        if reply.get("reasoning"):
-            t.append("reasoning\n", style="bold cyan")
-            t.append(reply["reasoning"] + "\n", style="italic")
+        _prompt_and_reply(t, s)
         if s.get("parse_error"):
             t.append(f"parse error: {s['parse_error']}\n", style="red")
         elif not reply.get("error"):
             t.append("parsed ", style="bold cyan").append(fields_text(s.get("parsed")) + "\n")
-        u = reply.get("usage") or {}
-        t.append(f"tokens in {u.get('input_tokens', 0)} · out {u.get('output_tokens', 0)} · "
-                 f"latency {reply.get('latency_s') or 0:.3f} s"
-                 + (" · cached" if reply.get("cached") else ""), style="dim")
+        _usage(t, reply)
         self.query_one("#detail", Static).update(t)
         parsed = s.get("parsed")
         self._director_image(e, parsed.get("block") if isinstance(parsed, dict) else None)
