@@ -83,3 +83,13 @@ def assert_failed(reply, kind: str, *, attempts: int, status: int | None = None)
     if status is not None:
         assert reply.error.status == status
     assert reply.error.attempts == attempts
+
+
+def key_answer(s, oracle, rng) -> str:
+    """A stand-in Director respondent for the sim backend: the right report, the right count,
+    a random block (tests that must not depend on the simulator's respondent model)."""
+    d = {}
+    for f in oracle["fields"]:
+        d[f] = {"visible": oracle["visible_digits"], "known": oracle["visible_digits"],
+                "count": len(oracle["digits"])}.get(f, rng.choice(oracle["digits"]))
+    return json.dumps(d)

@@ -10,11 +10,11 @@ random, and no readable answer for one (scene, condition).
 from __future__ import annotations
 
 import io
-import json
 import re
 from pathlib import Path
 
 import pytest
+from helpers import key_answer
 from PIL import Image
 from rich.console import Console
 
@@ -46,11 +46,7 @@ UNANSWERED = ("main-002", "move/novis")
 def _answer(s, oracle, rng):
     if (oracle["instance"], oracle["condition"]) == UNANSWERED:
         return "I cannot tell which block."
-    d = {}
-    for f in oracle["fields"]:
-        d[f] = {"visible": oracle["visible_digits"], "known": oracle["visible_digits"],
-                "count": len(oracle["digits"])}.get(f, rng.choice(oracle["digits"]))
-    return json.dumps(d)
+    return key_answer(s, oracle, rng)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import key_answer
 
 from unseen.backends import sim
 from unseen.engine.types import Instance
@@ -37,15 +38,6 @@ family = "s4"
 """
 
 
-def _key_answer(s, oracle, rng):
-    """A stand-in respondent: right report, a random block (used if sim has no director task)."""
-    d = {}
-    for f in oracle["fields"]:
-        d[f] = {"visible": oracle["visible_digits"], "known": oracle["visible_digits"],
-                "count": len(oracle["digits"])}.get(f, rng.choice(oracle["digits"]))
-    return json.dumps(d)
-
-
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("design")
@@ -67,7 +59,7 @@ def scenes(tmp_path_factory, tiny) -> Path:
 @pytest.fixture(autouse=True)
 def director_task(monkeypatch):
     if "director" not in sim.TASKS:
-        monkeypatch.setitem(sim.TASKS, "director", _key_answer)
+        monkeypatch.setitem(sim.TASKS, "director", key_answer)
 
 
 # --- designs ------------------------------------------------------------------------------
@@ -234,6 +226,17 @@ def test_missing_scene_images_are_a_clear_error(tmp_path, tiny, scenes):
 
 # --- the two-turn dialogue and reasoning traces over a real SDK -----------------------------
 
+def _two_turns_over_vllm(tmp_path, scenes, fp, out):
+    """``move/twoturn`` once per scene of the tiny set, against the fake server as vLLM."""
+    design_file = tmp_path / "two.toml"
+    design_file.write_text(TINY.split("[[batch]]")[0].replace("samples = 2", "samples = 1")
+                           + '[[batch]]\nname = "t"\nconditions = ["move/twoturn"]\n',
+                           encoding="utf-8")
+    url = fp.openai_base_url.removesuffix("/v1")
+    return run_study(load_design(design_file), [f"vllm:fake-model@{url}"], out, scenes=scenes,
+                     progress=False, cache=False)
+
+
 def test_two_turn_dialogue_over_vllm_keeps_reasoning(tmp_path, scenes, fp):
     from fake_providers import Reply as FakeReply
 
@@ -244,14 +247,8 @@ def test_two_turn_dialogue_over_vllm_keeps_reasoning(tmp_path, scenes, fp):
         return FakeReply(text=f"```json\n{body}\n```", reasoning="The director sits opposite.")
 
     fp.script(*([answer] * 8))
-    design_file = tmp_path / "two.toml"
-    design_file.write_text(TINY.split("[[batch]]")[0].replace("samples = 2", "samples = 1")
-                           + '[[batch]]\nname = "t"\nconditions = ["move/twoturn"]\n',
-                           encoding="utf-8")
-    url = fp.openai_base_url.removesuffix("/v1")
     out = tmp_path / "run"
-    res = run_study(load_design(design_file), [f"vllm:fake-model@{url}"], out, scenes=scenes,
-                    progress=False, cache=False)
+    res = _two_turns_over_vllm(tmp_path, scenes, fp, out)
     assert res.answered == 4, [json.loads(x)["steps"][-1]["reply"]["text"] for x in (out / "trajectories.jsonl").read_text().splitlines()]
     traj = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     t = traj[0]
@@ -274,14 +271,8 @@ def test_an_unreadable_first_turn_ends_the_dialogue(tmp_path, scenes, fp):
     from fake_providers import Reply as FakeReply
 
     fp.script(*([FakeReply(text="I think the director sees two blocks.")] * 4))
-    design_file = tmp_path / "two.toml"
-    design_file.write_text(TINY.split("[[batch]]")[0].replace("samples = 2", "samples = 1")
-                           + '[[batch]]\nname = "t"\nconditions = ["move/twoturn"]\n',
-                           encoding="utf-8")
-    url = fp.openai_base_url.removesuffix("/v1")
     out = tmp_path / "run"
-    res = run_study(load_design(design_file), [f"vllm:fake-model@{url}"], out, scenes=scenes,
-                    progress=False, cache=False)
+    res = _two_turns_over_vllm(tmp_path, scenes, fp, out)
     assert res.answered == 0 and res.by_error == {"parse": 4}
     assert len(fp.requests) == 4  # no second turn was sent
     got = list(rows(out))

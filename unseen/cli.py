@@ -54,6 +54,18 @@ def _user_errors() -> tuple[type[BaseException], ...]:
             FileNotFoundError, NotADirectoryError)
 
 
+def _interrupted(what: str, run_dir: Path) -> None:
+    err.print(f"interrupted: finished {what} are saved in {run_dir}; rerun the same "
+              f"command with --out {run_dir} to resume", soft_wrap=True, highlight=False)
+    raise typer.Exit(130)
+
+
+def _print_reasons(by_error: dict[str, int]) -> None:
+    if by_error:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
+        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+
+
 @app.command()
 def run(
     data: Annotated[Path | None, typer.Option(help="SceneFunRI folder (default: the bundled sample set).")] = None,
@@ -90,9 +102,7 @@ def run(
             processes=processes,
         )
     except KeyboardInterrupt:
-        err.print(f"interrupted: finished trajectories are saved in {run_dir}; rerun the same "
-                  f"command with --out {run_dir} to resume", soft_wrap=True, highlight=False)
-        raise typer.Exit(130) from None
+        _interrupted("trajectories", run_dir)
     if quiet:
         out.print(str(result.run_dir))
         return
@@ -101,9 +111,7 @@ def run(
     base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
         len(strategies) > 1 else None
     out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
-    if result.by_error:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.by_error.items()))
-        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+    _print_reasons(result.by_error)
     out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
 
 
@@ -496,9 +504,7 @@ def director_run(
                            timeout_s=timeout, base_url=base_url, reasoning_effort=reasoning_effort,
                            temperature=temperature, max_tokens=max_tokens, progress=not quiet)
     except KeyboardInterrupt:
-        err.print(f"interrupted: finished calls are saved in {run_dir}; rerun the same "
-                  f"command with --out {run_dir} to resume", soft_wrap=True, highlight=False)
-        raise typer.Exit(130) from None
+        _interrupted("calls", run_dir)
     if quiet:
         out.print(str(result.run_dir))
         return
@@ -506,9 +512,7 @@ def director_run(
         out.print(f"resumed: {result.skipped} calls were already done")
     answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"
     out.print(f"{answered}; run directory: [bold]{result.run_dir}[/]  ({result.seconds:.1f} s)")
-    if result.by_error:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.by_error.items()))
-        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+    _print_reasons(result.by_error)
     out.print(f"next: unseen director analyze {result.run_dir}")
 
 
