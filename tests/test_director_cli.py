@@ -105,3 +105,18 @@ def test_user_errors_are_one_line(run_main, argv, message):
     assert code == 2
     assert message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) <= 2
+
+
+def test_analyze_without_the_apparent_size_scenes(run_main, study):
+    from unseen.evals.director.measures import rows
+
+    _, run_dir = study
+    flagged = {r["scene"] for r in rows(run_dir) if r["apparent_flag"]}
+    kept = {r["scene"] for r in rows(run_dir)} - flagged
+    assert flagged and kept  # the tiny set has both kinds of scenes
+    code, out, err = run_main(["director", "analyze", str(run_dir), "--format", "json",
+                               "--drop-apparent"])
+    assert code == 0, err
+    data = json.loads(out)
+    first = next(c for c in data["changes"] if c["title"] == "visibility question")
+    assert first["G"] == len(kept) and data["n_replies"] == len(kept) * 4 * 3

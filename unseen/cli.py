@@ -524,6 +524,7 @@ def director_analyze(
     plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG plots (forest plots of the changes, hidden-block rates) into this folder.")] = None,
     n_boot: Annotated[int, typer.Option(min=100, help="Scene resamples for each rate's interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the scene resamples.")] = 0,
+    drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size').")] = False,
 ) -> None:
     """The study's tables: rates per condition and the design's comparisons in points, with
     95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
@@ -533,7 +534,8 @@ def director_analyze(
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     try:
         with err.status("fitting the comparisons…"):
-            analysis = analyze_run(run_dir, design_file, n_boot=n_boot, seed=seed)
+            analysis = analyze_run(run_dir, design_file, n_boot=n_boot, seed=seed,
+                                   drop_apparent=drop_apparent)
     except AnalysisError as exc:
         raise UserError(str(exc)) from None
     result = render(analysis, fmt)

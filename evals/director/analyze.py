@@ -342,9 +342,15 @@ def load_run(run_dir: str | Path, design: Design | str | Path | None = None
 
 
 def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, *,
-                n_boot: int = N_BOOT, seed: int = 0) -> Analysis:
-    """:func:`analyze` on a run directory (see :func:`load_run`)."""
+                n_boot: int = N_BOOT, seed: int = 0, drop_apparent: bool = False) -> Analysis:
+    """:func:`analyze` on a run directory (see :func:`load_run`). ``drop_apparent`` leaves
+    out the scenes where another visible block looks larger from the director's eye than
+    the director-view block (the appendix's "Apparent size" recomputation)."""
     rows, d = load_run(run_dir, design)
+    if drop_apparent:
+        rows = [r for r in rows if not r.get("apparent_flag")]
+        if not rows:
+            raise AnalysisError("every scene of the run has the apparent-size flag")
     return analyze(rows, d, n_boot=n_boot, seed=seed)
 
 
