@@ -75,33 +75,67 @@ def _receive(conn: Any, writer: JournalWriter, count: Callable) -> None:
         count(rec["status"], err["kind"] if err else None, cached)
 
 
+# What a shard needs, imported once by the fork server instead of by every shard (about a
+# second of CPU each, more where bytecode is not cached)
+PRELOAD = ["unseen.api", "unseen.backends.openai_chat", "openai", "langgraph.graph"]
+
+
+def _context() -> Any:
+    """A fork server where the platform has one, else spawn. Plain fork is unsafe with the
+    journal's thread and the event loop running; the fork server forks from a clean process
+    that has imported :data:`PRELOAD`, so shards start without importing."""
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        return ctx
+    return mp.get_context("spawn")
+
+
 async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Callable,
                       sink: Callable) -> None:
     """Run ``items`` over ``runner.processes`` shards: this process takes the first, so
-    its work starts while the spawned ones import; raise if a spawned shard died."""
+    its work starts while the others start; raise if a shard could not start or died."""
     k = max(1, min(runner.processes, len(items)))
-    ctx = mp.get_context("spawn")  # fork is unsafe with the journal thread running
+    ctx = _context()
     limit = max(getattr(b, "concurrency", 8) for b in runner.backends)
     config = {"run_config": runner.config, "_concurrency": limit / k}
-    procs, threads = [], []
-    for j in range(1, k):
-        shard = [(it.key, *it.index, it.sample) for it in items[j::k]]
-        recv_conn, send_conn = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(runner.setup, runner.instances, shard,
-                                                send_conn, config), daemon=True)
-        proc.start()
-        send_conn.close()  # the child holds the only sending end: EOF when it exits
-        thread = threading.Thread(target=_receive, args=(recv_conn, writer, count),
-                                  daemon=True)
-        thread.start()
-        procs.append(proc)
-        threads.append(thread)
+    procs, threads, failures = [], [], []
+
+    def launch() -> None:
+        # the first start waits for the fork server's imports: off the event loop, so this
+        # process's own shard runs meanwhile
+        try:
+            start_all()
+        except BaseException as exc:  # re-raised on the event loop below
+            failures.append(exc)
+
+    def start_all() -> None:
+        for j in range(1, k):
+            shard = [(it.key, *it.index, it.sample) for it in items[j::k]]
+            recv_conn, send_conn = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(runner.setup, runner.instances, shard,
+                                                    send_conn, config), daemon=True)
+            proc.start()
+            send_conn.close()  # the child holds the only sending end: EOF when it exits
+            thread = threading.Thread(target=_receive, args=(recv_conn, writer, count),
+                                      daemon=True)
+            thread.start()
+            procs.append(proc)
+            threads.append(thread)
+
+    launcher = threading.Thread(target=launch, daemon=True)
+    launcher.start()
     try:
         await _own_shard(runner, items[0::k], max(1, math.ceil(limit / k)), sink)
+        await asyncio.to_thread(launcher.join)
+        if failures:
+            raise RuntimeError(f"could not start the shard processes: {failures[0]!r}") \
+                from failures[0]
         await asyncio.to_thread(lambda: [t.join() for t in threads])
         # every pipe is closed: the children are exiting; give them time to finish cleanly
         await asyncio.to_thread(lambda: [p.join(timeout=30) for p in procs])
     finally:
+        launcher.join()
         for proc in procs:  # interrupted, or a child that hangs on exit
             if proc.is_alive():
                 proc.terminate()
