@@ -538,7 +538,7 @@ def director_analyze(
                                    drop_apparent=drop_apparent)
     except AnalysisError as exc:
         raise UserError(str(exc)) from None
-    result = render(analysis, fmt)
+    result = render(analysis, fmt, width=out.width)
     if isinstance(result, str):
         print(result)
     else:

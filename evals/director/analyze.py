@@ -527,8 +527,13 @@ def _change_cells(c: Change) -> dict[str, str]:
 # --- rendering --------------------------------------------------------------------------------
 
 
-def render(analysis: Analysis, fmt: str = "table") -> Any:
-    """``analysis`` as ``json``, ``md`` or ``latex`` text, or a rich renderable for ``table``."""
+#: Console columns from which the changes tables show every column.
+WIDE = 120
+
+
+def render(analysis: Analysis, fmt: str = "table", width: int | None = None) -> Any:
+    """``analysis`` as ``json``, ``md`` or ``latex`` text, or a rich renderable for ``table``
+    (narrower than :data:`WIDE` columns, the changes tables leave out method, n and scenes)."""
     if fmt == "json":
         return json.dumps(to_dict(analysis), indent=2, ensure_ascii=False)
     if fmt == "md":
@@ -536,7 +541,7 @@ def render(analysis: Analysis, fmt: str = "table") -> Any:
     if fmt == "latex":
         return _latex(analysis)
     if fmt == "table":
-        return _rich(analysis)
+        return _rich(analysis, compact=width is not None and width < WIDE)
     raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
 
 
@@ -716,7 +721,7 @@ def _latex(analysis: Analysis) -> str:
 # --- rich -----------------------------------------------------------------------------------
 
 
-def _rich(analysis: Analysis) -> Any:
+def _rich(analysis: Analysis, compact: bool = False) -> Any:
     from rich import box
     from rich.console import Group
     from rich.table import Table
@@ -745,17 +750,20 @@ def _rich(analysis: Analysis) -> Any:
         margin = group == MARGIN_GROUP
         t = Table(title=group_title(analysis, group, changes), box=box.SIMPLE_HEAD,
                   title_justify="left")
-        t.add_column("comparison", min_width=24, max_width=48)
-        t.add_column("model")
-        t.add_column("change (pts)", justify="right")
-        t.add_column("95% interval", justify="right")
+        t.add_column("comparison", min_width=16, max_width=48)
+        t.add_column("model", no_wrap=True, min_width=min(20, max(len(c.model) for c in changes)))
+        t.add_column("Δ pts" if compact else "change (pts)", justify="right", no_wrap=True,
+                     min_width=6)
+        t.add_column("95% CI" if compact else "95% interval", justify="right", no_wrap=True,
+                     min_width=14)
         if margin:
-            t.add_column("within margin")
+            t.add_column("within margin", no_wrap=True)
         else:
             t.add_column("", justify="left")
-            t.add_column("p", justify="right")
-            t.add_column("adj. p", justify="right")
-        for h in ("method", "n", "scenes"):
+            t.add_column("p", justify="right", no_wrap=True, min_width=6)
+            t.add_column("adj. p", justify="right", no_wrap=True, min_width=6)
+        extra = () if compact else ("method", "n", "scenes")
+        for h in extra:
             t.add_column(h, justify="right")
         last = None
         for c in changes:
@@ -764,13 +772,18 @@ def _rich(analysis: Analysis) -> Any:
                 t.add_section()
             last = c.index
             k = c.comparison
-            title = Text.assemble((k.title, "bold"), ("\n" + what(k), "dim")) if first else Text("")
+            sub = "" if compact else "\n" + what(k)  # the contrast, when there is room
+            title = Text.assemble((k.title, "bold"), (sub, "dim")) if first else Text("")
             v = _change_cells(c)
             style = "bold" if c.mark == "*" else ""
             diff = Text(v["diff"], style=style if c.ok else "dim")
             tail = ([Text(v["verdict"], style="green" if c.equivalent else "red")] if margin
                     else [Text(v["mark"], style="bold"), v["p"], v["p_adj"]])
-            t.add_row(title, c.model, diff, v["interval"], *tail, v["method"], v["n"], v["G"])
+            more = () if compact else (v["method"], v["n"], v["G"])
+            t.add_row(title, c.model, diff, v["interval"], *tail, *more)
         parts += [Text(""), t]
     parts += [Text(""), *(Text(line, style="dim") for line in legend(analysis))]
+    if compact:
+        parts.append(Text("left out at this width: method, n, scenes; --format md has all",
+                          style="dim"))
     return Group(*parts)
