@@ -236,8 +236,11 @@ class Sim(BaseBackend):
 
     def _rng(self, request: Request) -> random.Random:
         oracle = request.oracle or {}
-        blob = json.dumps([self.knobs.seed, oracle.get("instance"), request.sample,
-                           [m.text for m in request.messages]], separators=(",", ":"))
+        key = [self.knobs.seed, oracle.get("instance"), request.sample,
+               [m.text for m in request.messages]]
+        if request.draw:  # unset for most strategies: their replies stay as they were
+            key.append(request.draw)
+        blob = json.dumps(key, separators=(",", ":"))
         return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
 
     async def complete(self, request: Request) -> Reply:

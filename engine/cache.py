@@ -34,13 +34,16 @@ def canonical_request(backend: str, model: str, request: Request) -> dict[str, A
             elif isinstance(p, ImagePart):
                 parts.append({"image": part_digest(p)})
         messages.append({"role": m.role, "parts": parts})
-    return {
+    out = {
         "backend": backend,
         "model": model,
         "messages": messages,
         "decoding": request.decoding.model_dump(exclude_none=True),
         "sample": request.sample,
     }
+    if request.draw:  # absent when unset, so keys made before the field stay valid
+        out["draw"] = request.draw
+    return out
 
 
 def request_key(backend: str, model: str, request: Request) -> str:

@@ -78,6 +78,9 @@ class Request(BaseModel):
     messages: list[Message]
     decoding: Decoding = Decoding()
     sample: int = 0
+    # an independent draw beyond the sample index (a study batch): requests that differ only
+    # here are separate samples, never one cached reply
+    draw: str = ""
     oracle: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
     # notes for the journal (e.g. which commonsense entry a prompt used): never sent
     tags: dict[str, Any] = Field(default_factory=dict)

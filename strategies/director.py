@@ -80,7 +80,9 @@ def build_director(params: DirectorParams) -> StateGraph:
                 msgs += [Message(role="assistant", parts=[TextPart(text=step.reply.text)]),
                          Message(role="user", parts=[TextPart(text=prompt.turns[k + 1])])]
             fields = prompt.fields_per_turn[turn]
+            # each batch samples anew (§3 "Batches"): no reply shared with another batch
             return Request(messages=msgs, decoding=decoding, sample=state.get("sample", 0),
+                           draw=f"batch={params.batch}" if params.batch else "",
                            oracle=director_oracle(state, params.condition, turn, fields),
                            tags={"condition": params.condition, "batch": params.batch,
                                  "turn": turn + 1, "fields": fields})

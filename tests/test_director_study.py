@@ -283,3 +283,21 @@ def test_one_spec_for_two_models_is_refused(tmp_path, tiny, scenes):
     with pytest.raises(StudyError, match="given twice"):
         run_study(load_design(tiny), ["a=sim", "b=sim"], tmp_path / "r", scenes=scenes,
                   progress=False)
+
+
+def test_each_batch_draws_its_own_replies(tiny, scenes, tmp_path):
+    """The same condition in two batches is two samples (§3), in the simulator and the cache."""
+    from unseen.engine.cache import request_key
+    from unseen.engine.types import Message, Request, TextPart
+
+    out = tmp_path / "run"
+    run_study(load_design(tiny), ["gpt-x=sim"], out, scenes=scenes, progress=False)
+    by = {}
+    for r in map(json.loads, (out / "trajectories.jsonl").open()):
+        if r["params"]["condition"] == "move":
+            by.setdefault(r["params"]["batch"], {})[(r["instance_id"], r["sample"])] = r["prediction"]
+    assert by["q"].keys() == by["c"].keys()
+    assert any(by["q"][k] != by["c"][k] for k in by["q"])
+    msg = [Message(role="user", parts=[TextPart(text="Which block?")])]
+    keys = {request_key("openai", "m", Request(messages=msg, draw=d)) for d in ("", "batch=q", "batch=c")}
+    assert len(keys) == 3
