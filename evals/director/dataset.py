@@ -38,6 +38,9 @@ def instance(record: dict, folder: Path) -> Instance:
     truth = {k: record[k] for k in ("hidden_digit", "visible_digits", "director_view_digit",
                                     "largest_digit_visible", "apparent_size_flag")}
     truth["digits"] = sorted(b["digit"] for b in record["blocks"])
+    # the largest block on the table, the own-view reading's pick (not the hidden one in
+    # two thirds of the rotated set)
+    truth["largest_digit"] = max(record["blocks"], key=lambda b: b["edge"])["digit"]
     return Instance(
         id=record["id"], image=str((folder / record["image"]).resolve()),
         width=cam["width"], height=cam["height"], truth=truth,

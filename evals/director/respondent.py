@@ -47,7 +47,8 @@ digit on the table, the own-view logit gets ``top_digit_pull`` more (a reading o
 digit would also take it).
 
 **Which block is largest on the table.** The key has no sizes; the own-view target is
-``key["largest_digit"]`` when present (the power simulation adds it from the layouts), else, in
+``key["largest_digit"]`` when present (scene sets loaded by ``dataset`` and the power
+simulation carry it), else, in
 a scene of the rotated set (``rotated-NNN`` with NNN % 3 != 0: the hidden block is the middle or
 smallest one, see ``sets.py``), the director-view block, else the hidden block (main and
 rearranged sets).
