@@ -46,10 +46,9 @@ change in the population's own-view rate. In scenes where the hidden block carri
 digit on the table, the own-view logit gets ``top_digit_pull`` more (a reading of "largest" by
 digit would also take it).
 
-**Which block is largest on the table.** The key has no sizes; the own-view target is
-``key["largest_digit"]`` when present (scene sets loaded by ``dataset`` and the power
-simulation carry it), else, in
-a scene of the rotated set (``rotated-NNN`` with NNN % 3 != 0: the hidden block is the middle or
+**Which block is largest on the table.** The own-view target is ``key["largest_digit"]`` when
+present (scene sets loaded by ``dataset`` and the power simulation carry it), else, in a scene
+of the rotated set (``rotated-NNN`` with NNN % 3 != 0: the hidden block is the middle or
 smallest one, see ``sets.py``), the director-view block, else the hidden block (main and
 rearranged sets).
 
