@@ -5,8 +5,9 @@ and that is never sent, cached or logged. Its behaviour is set by explicit knobs
 every output labels it a simulation. Deterministic given the seed, the request and the sample.
 
 Spec: ``sim[:PROFILE][,knob=value,...]``, e.g. ``sim``, ``sim:strong``, ``sim:default,skill=0.9``.
-The Director Task respondent's knobs are ``evals.director.respondent.DirectorKnobs`` with a
-``dir_`` prefix (``sim:director-strong,dir_uplift=0.6``).
+A benchmark adds its own task (:func:`task`) and knobs with a prefix (:func:`register_knobs`):
+the Director Task's are spelled ``dir_...`` (``sim:director-strong,dir_uplift=0.6``), wired in
+by ``unseen.director``.
 """
 
 from __future__ import annotations
@@ -19,17 +20,15 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.box import Box, BoxError
 from ..engine.types import Reply, Request, Usage
-from ..evals.director.respondent import DirectorKnobs
-from ..evals.director.respondent import respond as director_respond
 from .base import BackendConfigError, BaseBackend, provider
 
 
-class _BoxKnobs(BaseModel):
+class SimKnobs(BaseModel):
     """What the simulated respondent does. Effects are parameters, not findings."""
 
     model_config = ConfigDict(extra="forbid")
@@ -49,18 +48,6 @@ class _BoxKnobs(BaseModel):
     reflect_gain: float = 0.05
 
 
-#: The knobs: the box tasks' above, then the Director respondent's with a ``dir_`` prefix.
-SimKnobs = create_model(
-    "SimKnobs", __base__=_BoxKnobs, __module__=__name__,
-    **{f"dir_{name}": (info.annotation, info) for name, info in DirectorKnobs.model_fields.items()},
-)
-
-
-def director_knobs(knobs: BaseModel) -> DirectorKnobs:
-    """The Director respondent's knobs of a :data:`SimKnobs` (its ``dir_`` fields)."""
-    return DirectorKnobs(**{name: getattr(knobs, f"dir_{name}") for name in DirectorKnobs.model_fields})
-
-
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "weak": {"skill": 0.15, "size": 3.0},
@@ -72,14 +59,6 @@ PROFILES: dict[str, dict[str, Any]] = {
     "gemini": {"box_format": "gemini"},
     "qwen2.5": {"box_format": "qwen2.5"},
     "unit": {"box_format": "unit"},
-    # Director Task respondents (knobs: evals.director.respondent.DirectorKnobs)
-    "director-flat": {"dir_uplift": 0.0, "dir_uplift_mean": 0.0, "dir_follow_report": 0.0},
-    "director-strong": {"dir_uplift": 0.8, "dir_uplift_mean": 0.03, "dir_want_factor": 0.5,
-                        "dir_will_factor": 1.1, "dir_combined_factor": 0.05},
-    "director-oracle": {"dir_vis_acc": 1.0, "dir_hidden_novis": 0.0, "dir_uplift": 0.0,
-                        "dir_hidden_mean": 0.0, "dir_uplift_mean": 0.0, "dir_miss": 0.0,
-                        "dir_answer_rate": 1.0, "dir_format_noise": 0.0, "dir_count_acc": 1.0,
-                        "dir_top_digit_pull": 0.0, "dir_scene_sd": 0.0, "dir_acc_scene_sd": 0.0},
 }
 
 _NATIVE_KEY = {"gemini": "box_2d", "qwen2.5": "bbox_2d"}
@@ -96,6 +75,18 @@ def task(name: str) -> Callable[[Answer], Answer]:
         return fn
 
     return deco
+
+
+# knob prefix → the knobs a benchmark's task reads (e.g. "dir_" → the Director respondent's)
+EXTRA_KNOBS: dict[str, type[BaseModel]] = {}
+
+
+def register_knobs(prefix: str, knobs: type[BaseModel],
+                   profiles: dict[str, dict[str, Any]] | None = None) -> None:
+    """Knobs of a benchmark's task, spelled ``<prefix><knob>`` in a spec, and profiles that
+    may set them (and the box knobs)."""
+    EXTRA_KNOBS[prefix] = knobs
+    PROFILES.update(profiles or {})
 
 
 def _fmt(values: list[float], convention: str) -> list[float | int]:
@@ -211,28 +202,28 @@ def answer_cells(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
     return json.dumps({"eliminate": gone})
 
 
-@task("director")
-def answer_director(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
-    """One turn of a Director Task condition (``strategies/director.py``): the JSON fields of
-    ``oracle["fields"]`` only, drawn from the respondent model of ``evals.director.respondent``
-    with the ``dir_`` knobs; the scene's offsets follow from the scene id and ``seed``."""
-    return director_respond(director_knobs(sim.knobs), oracle, rng, seed=sim.knobs.seed)
-
-
 class Sim(BaseBackend):
     provider = "sim"
     simulated = True
     cacheable = False  # instant and deterministic: caching would only hide changes
     capabilities = Capabilities(json_schema=True, choices=True, logprobs=True)
 
-    def __init__(self, knobs: SimKnobs, profile_name: str, spec: str):
+    def __init__(self, knobs: SimKnobs, profile_name: str, spec: str,
+                 extras: dict[str, BaseModel] | None = None):
         self.knobs = knobs
+        self.extras = extras or {}
         self.profile_name = profile_name
         super().__init__(f"sim-{profile_name}", box_format=knobs.box_format, spec=spec)
 
+    def extra(self, prefix: str) -> Any:
+        """The knobs registered under ``prefix``: as the spec set them, else the defaults."""
+        return self.extras.get(prefix) or EXTRA_KNOBS[prefix]()
+
     def describe(self) -> dict[str, Any]:
+        extras = {p: k.model_dump() for p, k in self.extras.items()}
         return {**super().describe(), "profile": self.profile_name,
-                "knobs": self.knobs.model_dump(), "note": "SIMULATED respondent"}
+                "knobs": self.knobs.model_dump(), **({"extra_knobs": extras} if extras else {}),
+                "note": "SIMULATED respondent"}
 
     def _rng(self, request: Request) -> random.Random:
         oracle = request.oracle or {}
@@ -259,8 +250,8 @@ class Sim(BaseBackend):
                      latency_s=self.knobs.delay_s, finish_reason="stop", logprobs=logprobs)
 
 
-def parse_sim_spec(target: str) -> tuple[str, SimKnobs]:
-    """``PROFILE,knob=value,...`` → (profile name, knobs)."""
+def parse_sim_spec(target: str) -> tuple[str, SimKnobs, dict[str, BaseModel]]:
+    """``PROFILE,knob=value,...`` → (profile name, knobs, registered knobs by prefix)."""
     parts = [p for p in target.split(",") if p] if target else []
     name = "default"
     if parts and "=" not in parts[0]:
@@ -273,17 +264,28 @@ def parse_sim_spec(target: str) -> tuple[str, SimKnobs]:
         if not eq:
             raise BackendConfigError(f"sim options are knob=value, got {p!r}")
         values[k.strip()] = v.strip()
-    try:
-        return name, SimKnobs(**values)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BackendConfigError(f"bad sim knob {first['loc'][0]!r}: {first['msg']}") from None
+    grouped: dict[str, dict[str, Any]] = {prefix: {} for prefix in EXTRA_KNOBS}
+    for k in list(values):
+        prefix = next((p for p in EXTRA_KNOBS if k.startswith(p)), None)
+        if prefix is not None:
+            grouped[prefix][k.removeprefix(prefix)] = values.pop(k)
+    extras = {}
+    for prefix, model, given in [("", SimKnobs, values),
+                                 *((p, EXTRA_KNOBS[p], v) for p, v in grouped.items() if v)]:
+        try:
+            extras[prefix] = model(**given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            knob = f"{prefix}{first['loc'][0]}"
+            raise BackendConfigError(f"bad sim knob {knob!r}: {first['msg']}") from None
+    knobs = extras.pop("")
+    return name, knobs, extras  # type: ignore[return-value]
 
 
 @provider("sim", "sim[:PROFILE][,knob=value...]  (offline simulation; profiles: "
           + ", ".join(PROFILES) + ")")
 def _sim(target: str, *, spec: str, box_format: str | None = None, **_: Any) -> Sim:
-    name, knobs = parse_sim_spec(target)
+    name, knobs, extras = parse_sim_spec(target)
     if box_format:
         knobs = knobs.model_copy(update={"box_format": box_format})
-    return Sim(knobs, name, spec=spec)
+    return Sim(knobs, name, spec=spec, extras=extras)

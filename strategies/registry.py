@@ -63,7 +63,7 @@ def strategy(
 
 def _load() -> None:
     global _loaded_entry_points
-    from . import cot, direct, director, spoe, spoe_grid, spoe_search  # noqa: F401 - they register
+    from . import cot, direct, spoe, spoe_grid, spoe_search  # noqa: F401 - they register
 
     if not _loaded_entry_points:
         _loaded_entry_points = True

@@ -41,7 +41,7 @@ margin = true
 @pytest.fixture(scope="module")
 def study(tmp_path_factory) -> tuple[Path, Path]:
     """A tiny design run once with the simulator: (design file, run directory)."""
-    from unseen.evals.director.runner import run_study
+    from unseen.director import run_study
     from unseen.evals.director.study import load_design
 
     folder = tmp_path_factory.mktemp("study")

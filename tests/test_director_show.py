@@ -19,8 +19,8 @@ from PIL import Image
 from rich.console import Console
 
 from unseen.backends import sim
+from unseen.director import run_study
 from unseen.evals.director.dataset import load_scenes
-from unseen.evals.director.runner import run_study
 from unseen.evals.director.study import load_design
 from unseen.show import show_instance, show_summary, write_strip
 from unseen.show_director import CHOSEN_RGB, DV_RGB, HIDDEN_RGB, marked_scene, select

@@ -6,13 +6,14 @@ import random
 
 import pytest
 
+import unseen.director  # noqa: F401 - teaches the sim backend the Director Task
 from unseen.backends import make_backend
-from unseen.backends.sim import PROFILES, director_knobs, parse_sim_spec
+from unseen.backends.sim import PROFILES, parse_sim_spec
 from unseen.engine.types import Message, Request, TextPart
 from unseen.evals.director import respondent as R
 from unseen.evals.director.parse import parse_reply
 from unseen.evals.director.prompts import build, conditions
-from unseen.strategies.director import FIELD_TYPES
+from unseen.evals.director.strategy import FIELD_TYPES
 
 # a main-set key: the hidden block 7 carries the largest digit; 9 is the largest-digit visible
 # block, not the director-view block (5); 2 is another visible block
@@ -21,6 +22,11 @@ KEY = {"hidden_digit": 7, "visible_digits": [2, 5, 9], "director_view_digit": 5,
 # three blocks, the director-view block has the largest visible digit (no ldv)
 KEY3 = {"hidden_digit": 1, "visible_digits": [4, 8], "director_view_digit": 8,
         "largest_digit_visible": None, "apparent_size_flag": True, "digits": [1, 4, 8]}
+
+
+def director_knobs(spec: str) -> R.DirectorKnobs:
+    """The Director knobs a sim spec sets (the defaults where it sets none)."""
+    return make_backend(f"sim:{spec}").extra("dir_")
 
 
 def _types(fields):
@@ -137,12 +143,15 @@ async def test_backend_is_deterministic_and_two_turns_split_the_fields():
 
 
 def test_profiles_and_knobs_reach_the_respondent():
+    _, box, extras = parse_sim_spec("director-strong,dir_uplift=0.3,skill=0.5")
+    assert box.skill == 0.5 and extras["dir_"].uplift == 0.3
+    with pytest.raises(Exception, match="dir_uplift"):
+        parse_sim_spec("default,dir_uplift=lots")
     for name in ("director-flat", "director-strong", "director-oracle"):
         assert name in PROFILES
-    _, knobs = parse_sim_spec("director-strong,dir_uplift=0.3,dir_scene_sd=0")
-    d = director_knobs(knobs)
+    d = director_knobs("director-strong,dir_uplift=0.3,dir_scene_sd=0")
     assert d.uplift == 0.3 and d.scene_sd == 0 and d.will_factor == 1.1
-    flat = director_knobs(parse_sim_spec("director-flat")[1])
+    flat = director_knobs("director-flat")
     assert R.hidden_rate(flat, "move") == R.hidden_rate(flat, "move/novis")
 
 
@@ -175,7 +184,7 @@ async def _hidden_share(spec, cond, n, key=KEY, instance="main-003"):
 @pytest.mark.parametrize("cond", ["move", "move/novis", "mean/count"])
 async def test_empirical_hidden_rate_matches_the_model(cond):
     spec = "sim:default,seed=3"
-    knobs = director_knobs(parse_sim_spec("default,seed=3")[1])
+    knobs = director_knobs("default,seed=3")
     off, acc_off = R.scene_offsets(knobs, "main-003", 3)
     outs = R.outcome_probs(knobs, cond, KEY, off, acc_off, "main-003")
     p = sum(q for q, f in outs if f and f["block"] == 7) / sum(q for q, f in outs if f)

@@ -11,9 +11,10 @@ import pytest
 from helpers import key_answer
 
 from unseen.backends import sim
+from unseen.director import run_study
 from unseen.engine.types import Instance
 from unseen.evals.director.measures import rows, score
-from unseen.evals.director.runner import StudyError, parse_backend, plan_calls, run_study
+from unseen.evals.director.runner import StudyError, parse_backend, plan_calls
 from unseen.evals.director.study import DesignError, load_design
 
 TINY = """

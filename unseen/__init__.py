@@ -17,8 +17,10 @@ _EXPORTS = {
     "Trajectory": ".engine.types",
     "connect": ".backends",
     "load_dataset": ".evals.scenefunri",
+    "load_design": ".evals.director.study",
     "run": ".api",
     "run_async": ".api",
+    "run_study": ".director",
     "strategy": ".strategies",
 }
 

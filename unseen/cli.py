@@ -492,7 +492,7 @@ def director_run(
     Each condition asks each scene `samples` times; two-turn conditions are one dialogue.
     Finished calls are journalled; rerun with the same --out to resume.
     """
-    from .evals.director.runner import run_study
+    from .director import run_study
     from .evals.director.study import load_design
 
     design = load_design(design_file)

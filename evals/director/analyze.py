@@ -355,8 +355,8 @@ def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, 
 
 
 def plot(analysis: Analysis, out_dir: str | Path) -> list[Path]:
-    """PNG figures of ``analysis`` in ``out_dir``; see :mod:`renderers.director_plots`."""
-    from ...renderers.director_plots import plot_analysis
+    """PNG figures of ``analysis`` in ``out_dir``; see :mod:`.plots`."""
+    from .plots import plot_analysis
 
     return plot_analysis(analysis, out_dir)
 

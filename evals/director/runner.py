@@ -13,22 +13,18 @@ backends with the model names the design uses, the scene sets and their fingerpr
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from ...engine.journal import RUN_FILE
-from ...engine.runner import Runner, RunResult, WorkItem, trajectory_key
-from ...engine.types import Instance, RunConfig
-from ...settings import package_version
+from ...engine.runner import Runner, WorkItem, trajectory_key
+from ...engine.types import Instance
 from .dataset import load_scenes
-from .measures import STUDY_FILE, score
+from .measures import STUDY_FILE
 from .sets import SCENES_FILE, build_set
 from .study import Design
 
@@ -103,12 +99,12 @@ def plan_calls(design: Design, backends: list, names: list[str], specs: dict,
     return [item for group in zip_longest(*per_model) for item in group if item is not None]
 
 
-def _fingerprint(sets: dict[str, tuple[list[Instance], str]]) -> str:
+def fingerprint(sets: dict[str, tuple[list[Instance], str]]) -> str:
     blob = json.dumps({k: v[1] for k, v in sorted(sets.items())})
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _study_record(out: Path, design: Design, source: str, described: list[dict],
+def study_record(out: Path, design: Design, source: str, described: list[dict],
                   sets: dict, scenes_root: Path) -> dict:
     record = {
         "design": design.model_dump(by_alias=True), "design_source": source,
@@ -129,83 +125,3 @@ def _study_record(out: Path, design: Design, source: str, described: list[dict],
         record["backends"] = [b for b in old["backends"] if b["spec"] not in known] + record["backends"]
         record["scenes"] = {**old.get("scenes", {}), **record["scenes"]}
     return record
-
-
-async def run_study_async(design: Design, backends: Sequence[str], out: str | Path, *,
-                          source: str = "", scenes: str | Path | None = None,
-                          concurrency: int = 8, cache: bool = True,
-                          cache_dir: str | Path | None = None, timeout_s: float = 600.0,
-                          max_attempts: int = 6, backoff_base_s: float = 1.0,
-                          base_url: str | None = None, reasoning_effort: str = "medium",
-                          temperature: float | None = None, max_tokens: int | None = None,
-                          progress: bool = True) -> RunResult:
-    """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``."""
-    from ...backends import connect
-    from ...engine.cache import ReplyCache
-    from ...strategies import build
-
-    if not backends:
-        raise StudyError("name at least one --backend")
-    out = Path(out)
-    parsed = [parse_backend(b) for b in backends]
-    specs_given = [spec for spec, _ in parsed]
-    twice = sorted({s for s in specs_given if specs_given.count(s) > 1})
-    if twice:
-        # the spec is part of every trajectory key: two models on one spec would share keys
-        raise StudyError(f"backend {twice[0]} is given twice; give each model its own spec "
-                         "(for the simulator, e.g. sim:default,seed=1 and sim:default,seed=2)")
-    reply_cache = ReplyCache(cache_dir) if cache else None
-    clients = [connect(spec, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
-                       max_attempts=max_attempts, backoff_base_s=backoff_base_s,
-                       base_url=base_url) for spec, _ in parsed]
-    try:
-        names = [alias or c.model for (_, alias), c in zip(parsed, clients, strict=True)]
-        for name, (spec, _) in zip(names, parsed, strict=True):
-            if not any(b.asks(name) for b in design.batches):
-                asked = sorted({m for b in design.batches for m in b.models})
-                raise StudyError(
-                    f"no batch of design {design.name!r} asks model {name!r} ({spec}); the "
-                    f"design names {', '.join(asked)}: run it in one's place with "
-                    f"--backend NAME={spec}")
-        needed = [s for s in design.sets if any(
-            s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
-        scenes_root = Path(scenes) if scenes else out / "scenes"
-        sets = scene_sets(design, needed, scenes_root, progress=progress)
-        decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
-                    "max_tokens": max_tokens}
-        specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
-                 for b in design.batches for c in b.conditions}
-        plan = plan_calls(design, clients, names, specs, sets)
-        described = [{**c.describe(), "spec": c.spec, "model": n}
-                     for c, n in zip(clients, names, strict=True)]
-        out.mkdir(parents=True, exist_ok=True)
-        study = _study_record(out, design, source, described, sets, scenes_root)
-        config = RunConfig(
-            run=out.name, benchmark="director", data=str(scenes_root.resolve()),
-            dataset_fingerprint=_fingerprint(sets),
-            instances=sum(len(v[0]) for v in sets.values()),
-            strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
-                        for s in specs.values()],
-            backends=described, samples=design.samples, concurrency=concurrency, cache=cache,
-            scoring={"measures": "evals.director.measures"}, package_version=package_version(),
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-        run_file = out / RUN_FILE
-        if run_file.is_file():
-            old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
-            config = config.model_copy(update={"run": old.run, "created_at": old.created_at})
-        (out / STUDY_FILE).write_text(json.dumps(study, indent=2) + "\n", encoding="utf-8")
-        runner = StudyRunner(plan, instances=[], strategies=list(specs.values()),
-                             backends=clients, run_dir=out, config=config,
-                             samples=design.samples, score=score, progress=progress)
-        return await runner.run()
-    finally:
-        for c in clients:
-            await c.aclose()
-        if reply_cache is not None:
-            reply_cache.close()
-
-
-def run_study(design: Design, backends: Sequence[str], out: str | Path, **kwargs: Any) -> RunResult:
-    """Synchronous :func:`run_study_async`."""
-    return asyncio.run(run_study_async(design, backends, out, **kwargs))

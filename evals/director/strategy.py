@@ -18,12 +18,12 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ..engine.backend import Backend
-from ..engine.graph import Parsed, StrategyState, ask_node, user_message
-from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step, TextPart
-from ..evals.director.parse import parse_reply
-from ..evals.director.prompts import Prompt, PromptError, build, parse_condition
-from .registry import StrategyError, strategy
+from ...engine.backend import Backend
+from ...engine.graph import Parsed, StrategyState, ask_node, user_message
+from ...engine.types import Decoding, ImagePart, Message, Reply, Request, Step, TextPart
+from ...strategies.registry import StrategyError, strategy
+from .parse import parse_reply
+from .prompts import Prompt, PromptError, build, parse_condition
 
 FIELD_TYPES = {"visible": "ints", "known": "ints", "block": "int", "count": "int"}
 

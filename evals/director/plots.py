@@ -65,7 +65,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
     """A forest plot of one group's changes: a heading per comparison, a row per model."""
     from matplotlib.lines import Line2D
 
-    from ..evals.director.analyze import (
+    from .analyze import (
         MARGIN_GROUP,
         NOT_ASKED,
         group_title,
@@ -164,7 +164,7 @@ def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
         order = []
     conds = sorted(dict.fromkeys(r.condition for r in rates),
                    key=lambda c: (order.index(c) if c in order else len(order), c))
-    from ..evals.director.analyze import pct
+    from .analyze import pct
 
     models = [m for m in analysis.models if any(r.model == m for r in rates)]
     k = len(models)
