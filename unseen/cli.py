@@ -258,19 +258,20 @@ def export(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
     html: Annotated[Path, typer.Option("--html", help="Folder to write index.html and img/ into.")],
     baseline: Annotated[str | None, typer.Option(help="Strategy for the paired differences (default: direct, when present).")] = None,
-    max_strips: Annotated[int, typer.Option(min=0, help="Step strips for at most this many trajectories.")] = 30,
+    max_strips: Annotated[int, typer.Option(min=0, help="Step strips (Director runs: example scene pictures) for at most this many.")] = 30,
 ) -> None:
     """Write a static HTML report of runs: open DIR/index.html in a browser.
 
     No server, no JavaScript: the comparison table with intervals, per-iteration curves for
-    SPoE-like strategies, and each instance's outcomes linked to its step strip.
+    SPoE-like strategies, and each instance's outcomes linked to its step strip. For a
+    Director study run: the rates and changes tables, forest and rate plots, example scenes.
     """
     from .export import export_html
 
     res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips)
-    out.print(f"wrote {escape(str(res.index))} ({res.table_rows} table rows, {len(res.curves)} "
-              f"curves, {len(res.strips)} of {res.trajectories} trajectories as strips)",
-              highlight=False, soft_wrap=True)
+    counts = res.summary or (f"{res.table_rows} table rows, {len(res.curves)} curves, "
+                             f"{len(res.strips)} of {res.trajectories} trajectories as strips")
+    out.print(f"wrote {escape(str(res.index))} ({counts})", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -11,6 +11,9 @@
 
 Every image lies in ``DIR/img/`` and is referenced by a relative path, so the folder can be
 moved or zipped as a whole. All text from the runs is HTML-escaped.
+
+A Director Task study run (``"benchmark": "director"``) gets its own report, written by
+:mod:`unseen.export_director`; it is exported alone, never beside SceneFunRI runs.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class ExportResult:
     strips: list[Path] = field(default_factory=list)
     trajectories: int = 0
     notes: list[str] = field(default_factory=list)
+    summary: str = ""  # what was written, in words, where the counts above do not fit
 
 
 def _e(v: Any) -> str:
@@ -147,12 +151,38 @@ def _instances(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
 # --- the page ----------------------------------------------------------------------------------
 
 
+def _export_director(run_dirs: list[Path], director: list[Path], out_dir: str | Path,
+                     baseline: str | None, max_strips: int) -> ExportResult:
+    from .evals.scenefunri.report import RunDirError
+    from .export_director import export_director
+
+    if len(director) < len(run_dirs):
+        other = [str(d) for d in run_dirs if d not in director]
+        raise RunDirError(
+            f"cannot export Director runs ({', '.join(map(str, director))}) together with "
+            f"SceneFunRI runs ({', '.join(other)}): export each kind into its own folder")
+    if len(director) > 1:
+        raise RunDirError(f"export one Director run at a time, got {len(director)}: "
+                          f"{', '.join(map(str, director))}")
+    if baseline is not None:
+        raise RunDirError("--baseline applies to SceneFunRI runs; a Director run's comparisons "
+                          "are those its design names")
+    return export_director(director[0], out_dir, max_images=max_strips)
+
+
 def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str | None = None,
                 max_strips: int = MAX_STRIPS) -> ExportResult:
-    """Write ``out_dir/index.html`` and its images under ``out_dir/img/``."""
+    """Write ``out_dir/index.html`` and its images under ``out_dir/img/``.
+
+    A Director study run is handed to :func:`export_director.export_director` (one run,
+    alone; ``max_strips`` caps its example scene pictures)."""
     from .show import run_config, strip_record
+    from .show_director import is_director
 
     run_dirs = [Path(d) for d in run_dirs]
+    director = [d for d in run_dirs if is_director(d)]
+    if director:
+        return _export_director(run_dirs, director, out_dir, baseline, max_strips)
     out_dir = Path(out_dir)
     img = out_dir / "img"
     img.mkdir(parents=True, exist_ok=True)

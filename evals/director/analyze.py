@@ -444,7 +444,7 @@ def _measures_of(rates: Sequence[Rate]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _RateTable:
+class RateTable:
     """The rates of one (batch, set): a column per condition, per model a row for the answer
     rate and one per measure that applies."""
 
@@ -455,7 +455,7 @@ class _RateTable:
     cell: dict[tuple[str, str], Rate]  # (model, condition)
 
 
-def _rate_tables(analysis: Analysis) -> list[_RateTable]:
+def rate_tables(analysis: Analysis) -> list[RateTable]:
     by: dict[tuple[str, str], list[Rate]] = {}
     for r in analysis.rates:
         by.setdefault((r.batch, r.set), []).append(r)
@@ -474,12 +474,12 @@ def _rate_tables(analysis: Analysis) -> list[_RateTable]:
         conds = sorted(dict.fromkeys(r.condition for r in rates),
                        key=lambda c: (order.index(c) if c in order else len(order), c))
         models = list(dict.fromkeys(r.model for r in rates))
-        out.append(_RateTable(title, conds, models, _measures_of(rates),
+        out.append(RateTable(title, conds, models, _measures_of(rates),
                               {(r.model, r.condition): r for r in rates}))
     return out
 
 
-def _rate_rows(t: _RateTable) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
+def rate_rows(t: RateTable) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
     """(model, row label, cells) for each row of a rates table; a cell is (value, interval,
     note), ("–", "", "") where the measure does not apply or the condition was not asked."""
     rows = []
@@ -510,7 +510,7 @@ def _cell_text(cell: tuple[str, str, str]) -> str:
     return " ".join(x for x in (value, ci, f"({note})" if note else "") if x)
 
 
-def _change_cells(c: Change) -> dict[str, str]:
+def change_cells(c: Change) -> dict[str, str]:
     """What a change's row shows; "–" for not asked, the status where nothing was estimated."""
     blank = dict.fromkeys(("diff", "interval", "mark", "p", "p_adj", "method", "n", "G",
                            "verdict"), "")
@@ -608,9 +608,9 @@ def _md(analysis: Analysis) -> str:
     d = analysis.design
     out = [f"## Director study `{d.name}`: {analysis.n_replies} replies, "
            f"{len(analysis.models)} model(s)", ""]
-    for t in _rate_tables(analysis):
+    for t in rate_tables(analysis):
         body, last = [], None
-        for model, label, cells in _rate_rows(t):
+        for model, label, cells in rate_rows(t):
             body.append([model if model != last else "", label, *map(_cell_text, cells)])
             last = model
         out += [f"### {t.title}", "", *_md_table(["model", "", *t.conditions], body, 2), ""]
@@ -622,7 +622,7 @@ def _md(analysis: Analysis) -> str:
         body = []
         last = None
         for c in changes:
-            v = _change_cells(c)
+            v = change_cells(c)
             text = _comparison_text(c.comparison) if c.index != last else ""
             last = c.index
             body.append([text, c.model, v["diff"], v["interval"],
@@ -670,9 +670,9 @@ def _latex(analysis: Analysis) -> str:
     d = analysis.design
     out = [f"% Director study {d.name}: {analysis.n_replies} replies. Needs \\usepackage{{booktabs}}.",
            *(f"% {line}" for line in legend(analysis)), ""]
-    for t in _rate_tables(analysis):
+    for t in rate_tables(analysis):
         body, last = [], None
-        for model, label, cells in _rate_rows(t):
+        for model, label, cells in rate_rows(t):
             if model != last and last is not None:
                 body.append([r"\midrule"])
             tcells = []
@@ -698,7 +698,7 @@ def _latex(analysis: Analysis) -> str:
         body = []
         last = None
         for c in changes:
-            v = _change_cells(c)
+            v = change_cells(c)
             if c.ok:
                 sup = {"*": "^{*}", "†": r"^{\dagger}"}.get(c.mark, "")
                 change = f"${v['diff']}{sup}$"
@@ -729,14 +729,14 @@ def _rich(analysis: Analysis, compact: bool = False) -> Any:
 
     parts: list[Any] = [Text(f"Director study {analysis.design.name}: {analysis.n_replies} "
                              f"replies, {len(analysis.models)} model(s)", style="bold")]
-    for rt in _rate_tables(analysis):
+    for rt in rate_tables(analysis):
         t = Table(title=rt.title, box=box.SIMPLE_HEAD, title_justify="left")
         t.add_column("model", no_wrap=True)
         t.add_column("", no_wrap=True)
         for cond in rt.conditions:
             t.add_column(cond, justify="right", min_width=8)
         last = None
-        for model, label, cells in _rate_rows(rt):
+        for model, label, cells in rate_rows(rt):
             if last is not None and model != last:
                 t.add_section()
             t.add_row(model if model != last else "", Text(label, style="italic"),
@@ -774,7 +774,7 @@ def _rich(analysis: Analysis, compact: bool = False) -> Any:
             k = c.comparison
             sub = "" if compact else "\n" + what(k)  # the contrast, when there is room
             title = Text.assemble((k.title, "bold"), (sub, "dim")) if first else Text("")
-            v = _change_cells(c)
+            v = change_cells(c)
             style = "bold" if c.mark == "*" else ""
             diff = Text(v["diff"], style=style if c.ok else "dim")
             tail = ([Text(v["verdict"], style="green" if c.equivalent else "red")] if margin

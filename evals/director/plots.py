@@ -35,7 +35,7 @@ def _minus(s: str) -> str:
     return re.sub(r"(?<![\w.])-(?=\d)", "−", s)
 
 
-def _slug(s: str) -> str:
+def slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", s).strip("-") or "x"
 
 
@@ -46,7 +46,7 @@ def plot_analysis(analysis: Any, out_dir: str | Path) -> list[Path]:
     paths = []
     for group, changes in analysis.groups():
         if any(c.ok for c in changes):
-            paths.append(forest_png(analysis, group, changes, out / f"forest_{_slug(group)}.png"))
+            paths.append(forest_png(analysis, group, changes, out / f"forest_{slug(group)}.png"))
     by: dict[tuple[str, str], list[Any]] = {}
     for r in analysis.rates:
         by.setdefault((r.batch, r.set), []).append(r)
@@ -56,7 +56,7 @@ def plot_analysis(analysis: Any, out_dir: str | Path) -> list[Path]:
     for (batch, set_), rates in by.items():
         if not any("hidden" in r.shares for r in rates):
             continue
-        name = f"hidden_{_slug(batch)}" + (f"_{_slug(set_)}" if sets_per_batch[batch] > 1 else "")
+        name = f"hidden_{slug(batch)}" + (f"_{slug(set_)}" if sets_per_batch[batch] > 1 else "")
         paths.append(hidden_bars_png(analysis, batch, set_, rates, out / f"{name}.png"))
     return paths
 
