@@ -22,7 +22,8 @@ from test_export import _browser, _chromium, _parse
 from typer.testing import CliRunner
 
 from unseen import cli
-from unseen.evals.director.analyze import analyze_run, interval, pct, to_dict
+from unseen.evals.director.analyze import analyze_run
+from unseen.evals.director.tables import interval, pct, to_dict
 from unseen.evals.scenefunri.report import RunDirError
 from unseen.export import export_html
 

@@ -529,7 +529,8 @@ def director_analyze(
 ) -> None:
     """The study's tables: rates per condition and the design's comparisons in points, with
     95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
-    from .evals.director.analyze import FORMATS, AnalysisError, analyze_run, plot, render
+    from .evals.director.analyze import AnalysisError, analyze_run, plot
+    from .evals.director.tables import FORMATS, render
 
     if fmt not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")

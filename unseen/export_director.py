@@ -33,15 +33,17 @@ from .evals.director.analyze import (
     AnalysisError,
     Change,
     analyze_run,
+    plot,
+)
+from .evals.director.plots import slug as plot_slug
+from .evals.director.tables import (
     change_cells,
     group_title,
     legend,
-    plot,
     rate_rows,
     rate_tables,
     what,
 )
-from .evals.director.plots import slug as plot_slug
 from .evals.scenefunri.report import RunDirError
 from .export import _CSS, ExportResult, _e, _slug
 from .show_director import (

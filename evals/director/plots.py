@@ -65,14 +65,8 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
     """A forest plot of one group's changes: a heading per comparison, a row per model."""
     from matplotlib.lines import Line2D
 
-    from .analyze import (
-        MARGIN_GROUP,
-        NOT_ASKED,
-        group_title,
-        interval,
-        pct,
-        what,
-    )
+    from .analyze import MARGIN_GROUP, NOT_ASKED
+    from .tables import group_title, interval, pct, what
 
     plt = _plt()
     rows: list[tuple[str, Any]] = []  # ("head", comparison) or ("row", change)
@@ -164,7 +158,7 @@ def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
         order = []
     conds = sorted(dict.fromkeys(r.condition for r in rates),
                    key=lambda c: (order.index(c) if c in order else len(order), c))
-    from .analyze import pct
+    from .tables import pct
 
     models = [m for m in analysis.models if any(r.model == m for r in rates)]
     k = len(models)
