@@ -201,6 +201,10 @@ def test_another_design_into_the_same_directory_is_refused(tiny, scenes, tmp_pat
     edited = design.model_copy(update={"seed": 99})
     with pytest.raises(StudyError, match="another design"):
         run_study(edited, ["sim"], out, scenes=scenes, progress=False)
+    # refused before any scene is rendered into the run directory
+    with pytest.raises(StudyError, match="another design"):
+        run_study(edited, ["sim"], out, progress=False)
+    assert not (out / "scenes").exists()
 
 
 def test_a_model_no_batch_asks_is_refused(tmp_path, tiny, scenes):

@@ -27,6 +27,7 @@ from .evals.director.respondent import DirectorKnobs, respond
 from .evals.director.runner import (
     StudyError,
     StudyRunner,
+    check_same_design,
     fingerprint,
     parse_backend,
     plan_calls,
@@ -92,6 +93,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                     f"no batch of design {design.name!r} asks model {name!r} ({spec}); the "
                     f"design names {', '.join(asked)}: run it in one's place with "
                     f"--backend NAME={spec}")
+        check_same_design(out, design)
         needed = [s for s in design.sets if any(
             s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
         scenes_root = Path(scenes) if scenes else out / "scenes"
@@ -111,7 +113,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
             instances=sum(len(v[0]) for v in sets.values()),
             strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
                         for s in specs.values()],
-            backends=described, samples=design.samples, concurrency=concurrency, cache=cache,
+            backends=study["backends"], samples=design.samples, concurrency=concurrency, cache=cache,
             scoring={"measures": "evals.director.measures"}, package_version=package_version(),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )

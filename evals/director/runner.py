@@ -104,20 +104,31 @@ def fingerprint(sets: dict[str, tuple[list[Instance], str]]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def check_same_design(out: Path, design: Design) -> dict | None:
+    """The study record already in ``out`` (None if none); StudyError if it is of another
+    design (checked before any scene is rendered)."""
+    path = out / STUDY_FILE
+    if not path.is_file():
+        return None
+    old = json.loads(path.read_text(encoding="utf-8"))
+    if old["design"] != design.model_dump(by_alias=True):
+        raise StudyError(f"{out} holds a run of another design ({old['design']['name']!r} "
+                         "or an edited one); choose another --out")
+    return old
+
+
 def study_record(out: Path, design: Design, source: str, described: list[dict],
-                  sets: dict, scenes_root: Path) -> dict:
+                 sets: dict, scenes_root: Path) -> dict:
+    """``study.json``: the design, the backends with the design's model names (those of
+    earlier invocations kept), the scene sets with their fingerprints."""
     record = {
         "design": design.model_dump(by_alias=True), "design_source": source,
         "backends": described,
         "scenes": {k: {"path": str((scenes_root / k).resolve()), "fingerprint": v[1],
                        "n": len(v[0])} for k, v in sets.items()},
     }
-    path = out / STUDY_FILE
-    if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        if old["design"] != record["design"]:
-            raise StudyError(f"{out} holds a run of another design ({old['design']['name']!r} "
-                             "or an edited one); choose another --out")
+    old = check_same_design(out, design)
+    if old is not None:
         for k, v in old.get("scenes", {}).items():
             if k in record["scenes"] and v["fingerprint"] != record["scenes"][k]["fingerprint"]:
                 raise StudyError(f"{out} was run on other {k!r} scenes; choose another --out")
