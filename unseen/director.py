@@ -93,10 +93,10 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                     f"no batch of design {design.name!r} asks model {name!r} ({spec}); the "
                     f"design names {', '.join(asked)}: run it in one's place with "
                     f"--backend NAME={spec}")
-        check_same_design(out, design)
+        earlier = check_same_design(out, design)
         needed = [s for s in design.sets if any(
             s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
-        scenes_root = Path(scenes) if scenes else out / "scenes"
+        scenes_root = Path(scenes) if scenes else recorded_scenes(earlier) or out / "scenes"
         sets = scene_sets(design, needed, scenes_root, progress=progress)
         decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
                     "max_tokens": max_tokens}
@@ -131,6 +131,13 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
             await c.aclose()
         if reply_cache is not None:
             reply_cache.close()
+
+
+def recorded_scenes(study: dict | None) -> Path | None:
+    """The scene folder an earlier invocation used, so a resume without ``--scenes`` reads
+    the same scenes instead of rendering new ones into the run directory."""
+    parents = {str(Path(v["path"]).parent) for v in ((study or {}).get("scenes") or {}).values()}
+    return Path(parents.pop()) if len(parents) == 1 else None
 
 
 def run_study(design: Design, backends: Sequence[str], out: str | Path, **kwargs: Any) -> RunResult:
