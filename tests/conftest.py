@@ -64,6 +64,21 @@ async def shared_backends():
         await inner.aclose()
 
 
+@pytest.fixture(scope="session")
+def director_scenes(tmp_path_factory) -> Path:
+    """A scene-set root with six main-set scenes at 512x384 (seed 0), rendered once for the
+    session: tiny study designs of up to six scenes pass it as ``scenes=``."""
+    from unseen.evals.director.runner import scene_sets
+    from unseen.evals.director.study import Design
+
+    design = Design.model_validate({"name": "scenes", "size": "512x384",
+                                    "sets": {"main": {"n": 6}},
+                                    "batch": [{"name": "b", "conditions": ["move"]}]})
+    root = tmp_path_factory.mktemp("director-scenes")
+    scene_sets(design, ["main"], root, progress=False)
+    return root
+
+
 @pytest.fixture
 def run_main(capsys, monkeypatch) -> Callable[[list[str]], tuple[int, str, str]]:
     """``run_main(argv)``: ``unseen.cli.main`` in-process, as ``unseen ARGV``:

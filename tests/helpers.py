@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
+# importing unseen.director registers the simulator's Director task: at import time, so a
+# test that swaps in its own stand-in afterwards keeps it
+from unseen.director import run_study
 from unseen.engine.types import Decoding, ImagePart, Message, Request, TextPart
+from unseen.evals.director.study import load_design
 
 # Async tests share one event loop per module, so that they can share the SDK clients: each
 # new client builds TLS contexts (~0.1-0.2 s of CPU), which would dominate a module's time.
@@ -83,6 +87,17 @@ def assert_failed(reply, kind: str, *, attempts: int, status: int | None = None)
     if status is not None:
         assert reply.error.status == status
     assert reply.error.attempts == attempts
+
+
+def run_tiny_study(folder: Path, design_text: str, backends: list[str], scenes: Path,
+                   **kwargs) -> tuple[Path, Path]:
+    """Write ``design_text`` to ``folder/tiny.toml`` and run it over the shared scenes:
+    (design file, run directory)."""
+    design = folder / "tiny.toml"
+    design.write_text(design_text, encoding="utf-8")
+    run_dir = folder / "run"
+    run_study(load_design(design), backends, run_dir, scenes=scenes, progress=False, **kwargs)
+    return design, run_dir
 
 
 def key_answer(s, oracle, rng) -> str:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import run_tiny_study
 
 TINY = """
 name = "tiny"
@@ -39,17 +40,10 @@ margin = true
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory) -> tuple[Path, Path]:
+def study(tmp_path_factory, director_scenes) -> tuple[Path, Path]:
     """A tiny design run once with the simulator: (design file, run directory)."""
-    from unseen.director import run_study
-    from unseen.evals.director.study import load_design
-
-    folder = tmp_path_factory.mktemp("study")
-    design = folder / "tiny.toml"
-    design.write_text(TINY, encoding="utf-8")
-    run_dir = folder / "run"
-    run_study(load_design(design), ["sim:director-strong"], run_dir, progress=False)
-    return design, run_dir
+    return run_tiny_study(tmp_path_factory.mktemp("study"), TINY, ["sim:director-strong"],
+                          director_scenes)
 
 
 def test_run_resumes_from_the_cli(run_main, study):
@@ -58,6 +52,8 @@ def test_run_resumes_from_the_cli(run_main, study):
                                "--out", str(run_dir)])
     assert code == 0, err
     assert "resumed: 72 calls were already done" in out and "nothing new to run" in out
+    # without --scenes, the resume reads the scenes the run used instead of rendering anew
+    assert not (run_dir / "scenes").exists()
 
 
 def test_analyze_formats(run_main, study):

@@ -17,6 +17,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from helpers import run_tiny_study
 from PIL import Image
 from test_export import _browser, _chromium, _parse
 from typer.testing import CliRunner
@@ -55,15 +56,9 @@ CONDITIONS = ("move", "move/novis", "move/twoturn")
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    from unseen.director import run_study
-    from unseen.evals.director.study import load_design
-
-    tmp = tmp_path_factory.mktemp("dexport")
-    (tmp / "tiny.toml").write_text(TINY, encoding="utf-8")
-    run_study(load_design(tmp / "tiny.toml"), ["sim:director-strong"], tmp / "r",
-              progress=False, cache=False)
-    return tmp / "r"
+def run_dir(tmp_path_factory, director_scenes) -> Path:
+    return run_tiny_study(tmp_path_factory.mktemp("dexport"), TINY, ["sim:director-strong"],
+                          director_scenes, cache=False)[1]
 
 
 @pytest.fixture(scope="module")
@@ -142,14 +137,14 @@ def test_images_are_relative_pngs_that_exist(report):
     assert all(h[1:] in page.ids for h in page.links if h.startswith("#"))
 
 
-def test_scene_captions(report, run_dir):
+def test_scene_captions(report, director_scenes):
     from unseen.evals.director.dataset import load_scenes
     from unseen.show_director import key_text
 
     text = _text(_html(report))
     for cond in CONDITIONS:
         assert f"condition {cond} · batch q · sample 0" in text
-    scenes = {i.id: i for i in load_scenes(run_dir / "scenes" / "main")[0]}
+    scenes = {i.id: i for i in load_scenes(director_scenes / "main")[0]}
     for sid in ("main-000", "main-001", "main-002"):
         assert text.count(f"key: {key_text(scenes[sid].truth)}") >= len(CONDITIONS)
     assert "main-003" not in text  # the first 3 scenes only

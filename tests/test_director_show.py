@@ -10,18 +10,17 @@ random, and no readable answer for one (scene, condition).
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
 import pytest
-from helpers import key_answer
+from helpers import key_answer, run_tiny_study
 from PIL import Image
 from rich.console import Console
 
 from unseen.backends import sim
-from unseen.director import run_study
 from unseen.evals.director.dataset import load_scenes
-from unseen.evals.director.study import load_design
 from unseen.show import show_instance, show_summary, write_strip
 from unseen.show_director import CHOSEN_RGB, DV_RGB, HIDDEN_RGB, marked_scene, select
 
@@ -50,26 +49,26 @@ def _answer(s, oracle, rng):
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("dshow")
-    (tmp / "tiny.toml").write_text(TINY, encoding="utf-8")
+def run_dir(tmp_path_factory, director_scenes) -> Path:
     before = sim.TASKS.get("director")
     sim.TASKS["director"] = _answer
     try:
-        run_study(load_design(tmp / "tiny.toml"), ["sim", "gpt-x=sim:strong"], tmp / "r",
-                  progress=False, cache=False)
+        _, run = run_tiny_study(tmp_path_factory.mktemp("dshow"), TINY,
+                                ["sim", "gpt-x=sim:strong"], director_scenes, cache=False)
     finally:
         if before is None:
             sim.TASKS.pop("director", None)
         else:
             sim.TASKS["director"] = before
-    return tmp / "r"
+    return run
 
 
 @pytest.fixture(scope="module")
-def scenes(run_dir):
-    insts, _ = load_scenes(run_dir / "scenes" / "main")
-    return {i.id: i for i in insts}
+def scenes(run_dir, director_scenes):
+    """The scenes the run asked (the first ones of the shared set)."""
+    asked = {json.loads(line)["instance_id"] for line in (run_dir / "trajectories.jsonl").open()}
+    insts, _ = load_scenes(director_scenes / "main")
+    return {i.id: i for i in insts if i.id in asked}
 
 
 @pytest.fixture(autouse=True)

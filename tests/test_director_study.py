@@ -48,13 +48,8 @@ def tiny(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def scenes(tmp_path_factory, tiny) -> Path:
-    """The tiny design's scenes, rendered once for the module."""
-    from unseen.evals.director.runner import scene_sets
-
-    root = tmp_path_factory.mktemp("scenes")
-    scene_sets(load_design(tiny), ["main"], root, progress=False)
-    return root
+def scenes(director_scenes) -> Path:
+    return director_scenes
 
 
 @pytest.fixture(autouse=True)
