@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...engine.journal import iter_records
+from ...engine.journal import JOURNAL, latest
 from ...engine.types import Instance
 
 STUDY_FILE = "study.json"
@@ -89,10 +89,7 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     block carries the largest digit on the table) and ``apparent_flag``."""
     run_dir = Path(run_dir)
     names = _aliases(run_dir)
-    latest: dict[str, dict[str, Any]] = {}
-    for rec in iter_records(run_dir / "trajectories.jsonl"):
-        latest[rec["key"]] = rec
-    for rec in latest.values():
+    for rec in latest(run_dir / JOURNAL).values():
         params = rec.get("params") or {}
         if "condition" not in params:
             continue

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.journal import JOURNAL, iter_records
+from ...engine.journal import JOURNAL, latest
 from ...renderers.figures import GridCell, GridRow
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
 from .paper import CITATION, NOTE
@@ -60,10 +60,7 @@ def journal_of(run_dir: str | Path) -> Path:
 def current_records(run_dirs: Iterable[str | Path]) -> Iterable[dict[str, Any]]:
     """The last record of each key across run directories, streamed per directory."""
     for run_dir in run_dirs:
-        last: dict[str, dict[str, Any]] = {}
-        for rec in iter_records(journal_of(run_dir)):
-            last[rec["key"]] = rec
-        yield from last.values()
+        yield from latest(journal_of(run_dir)).values()
 
 
 def kind_of(backend: str, simulated: bool) -> str:
