@@ -35,7 +35,7 @@ from rich.text import Text
 
 from .engine.types import Instance
 from .evals.director.dataset import SceneSetError, load_scenes
-from .evals.director.measures import STUDY_FILE
+from .evals.director.measures import STUDY_FILE, model_names
 from .evals.scenefunri.report import RunDirError, current_records, journal_of
 from .renderers.strips import Mark, StripLayout, _wrap, draw_marks
 from .renderers.terminal import cell_size, terminal_image
@@ -91,7 +91,7 @@ class DirectorRun:
 
     @property
     def aliases(self) -> dict[str, str]:
-        return {b["spec"]: b["model"] for b in self.study.get("backends", []) if "model" in b}
+        return model_names(self.study)
 
     def model(self, rec: dict[str, Any]) -> str:
         """The model's name in the study (its alias), else the provider's."""

@@ -73,12 +73,14 @@ def strata(instance: Instance) -> dict[str, float]:
             "apparent_flag": float(bool(key.get("apparent_size_flag")))}
 
 
+def model_names(study: dict[str, Any]) -> dict[str, str]:
+    """Backend spec → the model's name in the design (``study.json``'s backends)."""
+    return {b["spec"]: b["model"] for b in study.get("backends", []) if "model" in b}
+
+
 def _aliases(run_dir: Path) -> dict[str, str]:
     path = run_dir / STUDY_FILE
-    if not path.is_file():
-        return {}
-    study = json.loads(path.read_text(encoding="utf-8"))
-    return {b["spec"]: b["model"] for b in study.get("backends", [])}
+    return model_names(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
 
 
 def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
