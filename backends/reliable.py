@@ -86,7 +86,9 @@ class Reliable:
             t0 = time.perf_counter()
             retry_after: float | None = None
             try:
-                reply = await asyncio.wait_for(self.inner.complete(request), self.timeout_s)
+                # asyncio.timeout, not wait_for: no extra task per call (engine overhead)
+                async with asyncio.timeout(self.timeout_s):
+                    reply = await self.inner.complete(request)
                 if reply.error is None and not reply.text.strip():
                     raise ProviderError("empty", "the provider returned no text")
                 if reply.latency_s == 0.0:

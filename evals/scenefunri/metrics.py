@@ -57,6 +57,7 @@ def score(
         if unanswered == "full":
             out["dist"] = dist(Box.full(width, height), gt, width, height)
         return out
+    pred, gt = _box(pred), _box(gt)  # once, not once per metric
     return {
         "cacc75": float(cacc(pred, gt, width, height, 0.75)),
         "cacc50": float(cacc(pred, gt, width, height, 0.50)),
