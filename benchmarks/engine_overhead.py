@@ -2,9 +2,11 @@
 
 The backend answers at once, so everything measured is the engine: graph invocation, the
 ask node (request, parse, Step), the Reliable wrapper, scoring and journaling. Trajectories
-run one at a time so each one's time is its own. Prints medians and the ratio to the target.
+run one at a time so each one's time is its own. Next to them, in the same rounds, a graph
+over the same state whose node does nothing measures LangGraph's own cost per step (the
+floor under any LangGraph strategy); the difference is unseen's share.
 
-    python benchmarks/engine_overhead.py [N]
+    python benchmarks/engine_overhead.py [ROUNDS]
 """
 
 from __future__ import annotations
@@ -69,7 +71,11 @@ def _loop(params):
     return g
 
 
-def measure(label: str, spec: str, data: Path, n_samples: int) -> float:
+def run_strategy(spec: str, data: Path, n_samples: int) -> tuple[list[float], float]:
+    """Per-step times (ms) of each trajectory, and the run's wall time per step including the
+    journal (serialising, queueing, the writer thread's fsync)."""
+    from unseen.engine.journal import iter_trajectories
+
     ds = load_dataset(data)
     strat = build(spec)
     backend = Reliable(Instant("instant-model"), concurrency=1)
@@ -82,62 +88,81 @@ def measure(label: str, spec: str, data: Path, n_samples: int) -> float:
         t0 = time.perf_counter()
         asyncio.run(runner.run())
         wall = time.perf_counter() - t0
-        from unseen.engine.journal import iter_trajectories
-
-        per_step = [t.seconds / len(t.steps) * 1000 for t in iter_trajectories(Path(tmp))]
-    med = statistics.median(per_step)
-    n = len(per_step)
-    steps = n * (len(list(iter_steps(spec))) or 1)
-    print(f"{label:<28} trajectories {n:>5}  median per step {med:6.3f} ms  "
-          f"p90 {statistics.quantiles(per_step, n=10)[-1]:6.3f} ms  "
-          f"wall per step incl. journal {wall / steps * 1000:6.3f} ms  "
-          f"ratio to {TARGET_MS:g} ms target: {med / TARGET_MS:.2f}")
-    return med
+        trajs = list(iter_trajectories(Path(tmp)))
+    per_step = [t.seconds / len(t.steps) * 1000 for t in trajs]
+    return per_step, wall / sum(len(t.steps) for t in trajs) * 1000
 
 
-def langgraph_floor(n: int = 500) -> float:
-    """Median ms of one invocation of a one-node graph that does nothing: LangGraph's own
-    cost per step on this machine, the floor under any LangGraph strategy."""
-    from unseen.evals.scenefunri.sample import bundled_sample
-
-    inst = load_dataset(bundled_sample()).instances[0]
+def floor_graph(steps: int):
+    """A graph over the same state whose node does nothing, looping ``steps`` times: what
+    LangGraph itself costs per step on this machine, under any LangGraph strategy."""
 
     async def noop(state):
-        return {"status": "answered"}
+        return {"status": "answered", "t": state.get("t", 0) + 1}
 
     g = StateGraph(StrategyState)
     g.add_node("ask", noop)
     g.add_edge(START, "ask")
-    g.add_edge("ask", END)
-    graph = g.compile()
+    if steps == 1:  # the shape of direct: START -> ask -> END
+        g.add_edge("ask", END)
+    else:
+        g.add_conditional_edges("ask", lambda s: "ask" if s.get("t", 0) < steps else END)
+    return g.compile()
+
+
+def run_floor(steps: int, invocations: int) -> list[float]:
+    from unseen.evals.scenefunri.sample import bundled_sample
+
+    inst = load_dataset(bundled_sample()).instances[0]
+    graph = floor_graph(steps)
+    cfg = {"recursion_limit": steps + 5, "configurable": {"backend": None}}
 
     async def go() -> list[float]:
         out = []
-        for _ in range(n):
+        for _ in range(invocations):
             t0 = time.perf_counter()
-            await graph.ainvoke({"instance": inst, "sample": 0, "steps": []},
-                                config={"recursion_limit": 5})
-            out.append((time.perf_counter() - t0) * 1000)
+            await graph.ainvoke({"instance": inst, "sample": 0, "steps": []}, config=cfg)
+            out.append((time.perf_counter() - t0) / steps * 1000)
         return out
 
-    med = statistics.median(asyncio.run(go()))
-    print(f"{'LangGraph floor (no-op node)':<28} median per step {med:6.3f} ms")
-    return med
-
-
-def iter_steps(spec: str):
-    return range(8) if spec.startswith("bench-loop") else range(1)
+    return asyncio.run(go())
 
 
 def main() -> None:
-    n_samples = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+    med = statistics.median
+    rows: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = write_test_set(Path(tmp) / "data")
-        floor = langgraph_floor()
-        direct = measure("direct (1 step)", "direct", data, n_samples)
-        loop = measure("loop (8 steps)", "bench-loop", data, max(1, n_samples // 4))
-        print(f"unseen's own share per step beyond LangGraph's floor: direct "
-              f"{direct - floor:.3f} ms, loop {loop - floor:.3f} ms")
+        n = len(load_dataset(data))
+        # interleaved rounds: this machine's speed drifts, so each round's figures are
+        # compared with the same round's floor
+        for _ in range(rounds):
+            direct, direct_wall = run_strategy("direct", data, max(1, 240 // n))
+            loop, loop_wall = run_strategy("bench-loop", data, max(1, 60 // n))
+            f1, f8 = med(run_floor(1, 240)), med(run_floor(8, 60))
+            for key, value in (("floor 1", f1), ("floor 8", f8),
+                               ("direct", med(direct)), ("direct wall", direct_wall),
+                               ("loop", med(loop)), ("loop wall", loop_wall),
+                               ("direct - floor", med(direct) - f1),
+                               ("loop - floor", med(loop) - f8)):
+                rows.setdefault(key, []).append(value)
+    labels = {
+        "floor 1": "LangGraph alone, 1-step graph (no-op node)",
+        "floor 8": "LangGraph alone, 8-step loop (no-op node)",
+        "direct": "direct: median per step",
+        "direct wall": "direct: run wall per step, journal incl.",
+        "loop": "8-step loop: median per step",
+        "loop wall": "8-step loop: run wall per step, journal incl.",
+        "direct - floor": "unseen's own share, direct",
+        "loop - floor": "unseen's own share, loop",
+    }
+    print(f"{rounds} interleaved rounds; ms per step: median of the rounds' medians "
+          f"[fastest round]; target {TARGET_MS:g} ms")
+    for key, label in labels.items():
+        vals = rows[key]
+        print(f"  {label:<46} {med(vals):6.3f}  [{min(vals):6.3f}]  "
+              f"ratio to target {med(vals) / TARGET_MS:5.2f}")
 
 
 if __name__ == "__main__":
