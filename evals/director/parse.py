@@ -29,11 +29,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 FieldType = Literal["int", "ints"]
+T = TypeVar("T")
 
 _FENCE = re.compile(r"```[A-Za-z0-9_+.-]*")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?", re.ASCII)
@@ -95,6 +96,12 @@ def parse_reply(text: Any, fields: Mapping[str, FieldType]) -> dict[str, int | l
     for name, kind in fields.items():
         if kind not in ("int", "ints"):
             raise ValueError(f"field {name!r}: type must be 'int' or 'ints', not {kind!r}")
+    return last_object(text, lambda v: _read(v, fields) if isinstance(v, dict) else None)
+
+
+def last_object(text: Any, read: Callable[[Any], T | None]) -> T | None:
+    """``read`` of the JSON value that starts last in ``text`` (fences removed) for which it
+    is not None, searching from the end with bounded work; None when there is none."""
     if not isinstance(text, str) or "{" not in text:
         return None
     text = remove_fences(text)
@@ -108,6 +115,6 @@ def parse_reply(text: Any, fields: Mapping[str, FieldType]) -> dict[str, int | l
             value, _stop = _DECODER.raw_decode(text, j)
         except (ValueError, RecursionError):
             continue
-        if isinstance(value, dict) and (out := _read(value, fields)) is not None:
+        if (out := read(value)) is not None:
             return out
     return None
