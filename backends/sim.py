@@ -18,6 +18,7 @@ import json
 import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -63,9 +64,20 @@ PROFILES: dict[str, dict[str, Any]] = {
 
 _NATIVE_KEY = {"gemini": "box_2d", "qwen2.5": "bbox_2d"}
 
+
+@dataclass(frozen=True)
+class SimAnswer:
+    """An answer with more than its text: log-probabilities of its tokens, a reasoning trace
+    (``Reply.reasoning``, as reasoning models return one)."""
+
+    text: str
+    logprobs: list | None = None
+    reasoning: str | None = None
+
+
 # task name → answer function; later benchmarks add their own tasks
-# an answer is the reply text, or (text, log-probabilities of its tokens)
-Answer = Callable[["Sim", dict[str, Any], random.Random], "str | tuple[str, list]"]
+# an answer is the reply text, (text, log-probabilities of its tokens), or a SimAnswer
+Answer = Callable[["Sim", dict[str, Any], random.Random], "str | tuple[str, list] | SimAnswer"]
 TASKS: dict[str, Answer] = {}
 
 
@@ -242,12 +254,17 @@ class Sim(BaseBackend):
         if self.knobs.delay_s > 0:
             await asyncio.sleep(self.knobs.delay_s)
         answer = TASKS[oracle["task"]](self, oracle, self._rng(request))
-        text, logprobs = answer if isinstance(answer, tuple) else (answer, None)
+        if not isinstance(answer, SimAnswer):
+            text, logprobs = answer if isinstance(answer, tuple) else (answer, None)
+            answer = SimAnswer(text, logprobs)
+        text, logprobs, reasoning = answer.text, answer.logprobs, answer.reasoning
         if not request.decoding.logprobs:
             logprobs = None
         words = sum(len(m.text.split()) for m in request.messages)
-        return Reply(text=text, usage=Usage(input_tokens=words, output_tokens=len(text.split())),
-                     latency_s=self.knobs.delay_s, finish_reason="stop", logprobs=logprobs)
+        usage = Usage(input_tokens=words, output_tokens=len(text.split()),
+                      reasoning_tokens=len(reasoning.split()) if reasoning else 0)
+        return Reply(text=text, reasoning=reasoning, usage=usage, latency_s=self.knobs.delay_s,
+                     finish_reason="stop", logprobs=logprobs)
 
 
 def parse_sim_spec(target: str) -> tuple[str, SimKnobs, dict[str, BaseModel]]:

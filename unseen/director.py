@@ -23,7 +23,7 @@ from .engine.runner import RunResult
 from .engine.types import RunConfig
 from .evals.director import strategy as _strategy  # noqa: F401 - registers `director`
 from .evals.director.measures import STUDY_FILE, score
-from .evals.director.respondent import DirectorKnobs, respond
+from .evals.director.respondent import DirectorKnobs, respond_with_trace
 from .evals.director.runner import (
     StudyError,
     StudyRunner,
@@ -54,11 +54,12 @@ sim.register_knobs("dir_", DirectorKnobs, SIM_PROFILES)
 
 
 @sim.task("director")
-def _answer(backend: sim.Sim, oracle: dict[str, Any], rng: Any) -> str:
+def _answer(backend: sim.Sim, oracle: dict[str, Any], rng: Any) -> sim.SimAnswer:
     """One turn of a Director condition: the JSON fields of ``oracle["fields"]`` only, drawn
     from the respondent model with the ``dir_`` knobs; scene offsets from the scene id and
-    ``seed``."""
-    return respond(backend.extra("dir_"), oracle, rng, seed=backend.knobs.seed)
+    ``seed``. A turn that chooses a block carries a reasoning trace (``dir_traces``)."""
+    text, trace = respond_with_trace(backend.extra("dir_"), oracle, rng, seed=backend.knobs.seed)
+    return sim.SimAnswer(text, reasoning=trace)
 
 
 async def run_study_async(design: Design, backends: Sequence[str], out: str | Path, *,

@@ -55,6 +55,17 @@ rearranged sets).
 Every probability is affine in ``h`` and in ``a`` separately, so with independent offsets the
 expectation over scenes of any outcome probability is the same function of E[h] and E[a]
 (:func:`mean_rates`): :mod:`.power` computes its true differences that way, exactly.
+
+**Reasoning traces.** :func:`respond_with_trace` adds a reasoning trace to a share ``traces``
+of the answered replies that choose a block (0: a provider that returns none), written to
+latent codes of the codebook (:mod:`.traces`, :func:`.traces.sim_codes`) drawn from the chosen
+block's role: the own-view block reads ``own_view`` (``prior_knowledge`` with probability
+``trace_prior``), the director-view block ``director_view``, the largest-digit visible block
+``largest_digit``, another block ``none``. A trace works out the director's view where the
+condition asks a report or a count, else with probability ``trace_works_out``; it states the
+hidden block unseen with probability ``trace_states_unseen`` after working out the view, and a
+belief that the block is seen with probability ``trace_states_seen`` where it does not. The
+reply text is the same as without the trace. ``coder_error`` is the simulated coder's.
 """
 
 from __future__ import annotations
@@ -75,6 +86,7 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from .prompts import Condition, build, parse_condition
+from .traces import sim_codes, write_trace
 
 #: Report kinds (index 0, 1, 2 of :attr:`RoleProbs.report`).
 REPORTS = ("correct", "adds_hidden", "drops_one")
@@ -126,6 +138,14 @@ class DirectorKnobs(BaseModel):
     # scene heterogeneity (logit sd of the per-scene offsets)
     scene_sd: float = Field(1.0, ge=0.0, le=5.0)  # on the own-view rate
     acc_scene_sd: float = Field(0.5, ge=0.0, le=5.0)  # on the report accuracy
+    # reasoning traces (module docstring, "Reasoning traces")
+    traces: float = Field(1.0, **_P)  # share of answered block replies that carry a trace
+    trace_prior: float = Field(0.1, **_P)  # an own-view pick reasoned as prior knowledge
+    trace_works_out: float = Field(0.4, **_P)  # a trace works out the view unasked
+    trace_states_unseen: float = Field(0.95, **_P)  # having worked it out: hidden pick unseen
+    trace_states_seen: float = Field(0.55, **_P)  # not worked out: states the pick seen
+    # the simulated coder: the share of items whose reading it gets wrong
+    coder_error: float = Field(0.02, **_P)
 
 
 # --- conditions --------------------------------------------------------------------------------
@@ -425,16 +445,59 @@ def unanswered_reply(fields: list[str] | tuple[str, ...], rng: random.Random) ->
     return "{" + ", ".join(f'"{f}": ' for f in fields)[:-2] + "..."  # cut off
 
 
+def _reply(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
+           seed: int) -> tuple[str, dict[str, Any] | None]:
+    """The reply text (as :func:`respond`) and the full outcome it was drawn from (``None``
+    for an unanswered reply)."""
+    fields = list(oracle["fields"])
+    if rng.random() >= knobs.answer_rate:
+        return unanswered_reply(fields, rng), None
+    scene = str(oracle.get("instance", ""))
+    key = {f: oracle[f] for f in KEY_FIELDS if f in oracle}
+    offset, acc_offset = scene_offsets(knobs, scene, seed)
+    full = sample(knobs, oracle["condition"], key, rng, offset, acc_offset, scene)
+    return format_reply({f: full[f] for f in fields}, knobs.format_noise, rng), full
+
+
 def respond(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
             seed: int = 0) -> str:
     """The reply text to one request of the ``director`` strategy (``oracle``: its
     ``Request.oracle``): the fields of ``oracle["fields"]`` only. Each turn is answered with
     probability ``answer_rate``; a turn's fields come from one outcome drawn with ``rng``."""
-    fields = list(oracle["fields"])
-    if rng.random() >= knobs.answer_rate:
-        return unanswered_reply(fields, rng)
+    return _reply(knobs, oracle, rng, seed)[0]
+
+
+def choice_role(block: int, key: dict[str, Any], scene_id: str | None = None) -> str:
+    """The role (:data:`CHOICES`) of a chosen block; where one block has two roles (the
+    director-view block is also the largest on the table), the director-view role wins."""
+    if block == key["director_view_digit"]:
+        return "dv"
+    if block == own_view_digit(key, scene_id):
+        return "own"
+    if block == key.get("largest_digit_visible"):
+        return "ldv"
+    return "other"
+
+
+def respond_with_trace(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
+                       seed: int = 0) -> tuple[str, str | None]:
+    """:func:`respond`'s reply text (the same text for the same ``rng`` state), and a
+    reasoning trace where the turn asks a block, the reply is answered and a draw falls under
+    ``traces`` (module docstring, "Reasoning traces"); else ``None``."""
+    text, full = _reply(knobs, oracle, rng, seed)
+    if full is None or "block" not in oracle["fields"]:
+        return text, None
+    # every draw for the trace comes from its own generator, seeded after the text is drawn,
+    # so the text stays what respond() gives
+    trng = random.Random(rng.getrandbits(64))
+    if trng.random() >= knobs.traces:
+        return text, None
     scene = str(oracle.get("instance", ""))
     key = {f: oracle[f] for f in KEY_FIELDS if f in oracle}
-    offset, acc_offset = scene_offsets(knobs, scene, seed)
-    full = sample(knobs, oracle["condition"], key, rng, offset, acc_offset, scene)
-    return format_reply({f: full[f] for f in fields}, knobs.format_noise, rng)
+    pl = plan(oracle["condition"])
+    block = int(full["block"])
+    report = full.get(pl.report) if pl.report else None
+    visible = list(report) if report is not None else list(key["visible_digits"])
+    codes = sim_codes(choice_role(block, key, scene), report, pl.report is not None or pl.count,
+                      knobs, trng, chosen_hidden=block == key["hidden_digit"])
+    return text, write_trace(codes, block, int(key["hidden_digit"]), visible, trng)
