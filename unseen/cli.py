@@ -42,6 +42,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .evals.director.coding import CodingError
     from .evals.director.dataset import SceneSetError
     from .evals.director.prompts import PromptError
     from .evals.director.runner import StudyError
@@ -50,7 +51,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .strategies import StrategyError
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
-            StrategyError, DesignError, StudyError, SceneSetError, PromptError,
+            StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
             FileNotFoundError, NotADirectoryError)
 
 
@@ -550,6 +551,71 @@ def director_analyze(
             err.print(f"wrote {path}", highlight=False)
 
 
+@director_app.command("code")
+def director_code(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory of `unseen director run`.")],
+    coder: Annotated[str, typer.Option("--coder", "-c", help="Backend spec of the coder (the paper: gpt-6-astra at maximum reasoning effort), e.g. openai:gpt-6-astra; sim reads the simulator's own traces.")] = "sim",
+    second_pass: Annotated[bool, typer.Option("--second-pass", help="Code the hidden-block choices again from the trace and the chosen block only, without the visibility report (Appendix E).")] = False,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="Only this design model; repeatable.")] = None,
+    condition: Annotated[list[str] | None, typer.Option("--condition", help="Only this condition; repeatable.")] = None,
+    batch: Annotated[list[str] | None, typer.Option("--batch", help="Only this design batch; repeatable.")] = None,
+    scene_set: Annotated[list[str] | None, typer.Option("--set", help="Only this scene set; repeatable.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Traces per coder request.")] = 20,
+    tests: Annotated[int, typer.Option(min=0, help="Test traces written to a known code, mixed in unmarked (the paper: 30).")] = 30,
+    seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order and the test traces.")] = 0,
+    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder; 'none' sends none.")] = "high",
+    no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
+    concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
+    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = 600.0,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+) -> None:
+    """Code the study's reasoning traces against the codebook of Appendix E.
+
+    The coder sees each trace with only a neutral id and the reply (no model, condition or
+    scene); test traces written to a known code are mixed in. Codes go to RUN/coding/PASS/;
+    rerun to resume. Then: `unseen director codes RUN`, and `unseen director analyze RUN`
+    fits the design's comparisons on coded traces.
+    """
+    from .director_code import run_coding
+
+    try:
+        result, n_items, untraced = run_coding(
+            run_dir, coder, second_pass=second_pass, models=model or (),
+            conditions=condition or (), batches_=batch or (), sets=scene_set or (),
+            batch_size=batch_size, tests=tests, seed=seed, concurrency=concurrency,
+            cache=not no_cache, cache_dir=cache_dir, timeout_s=timeout, base_url=base_url,
+            reasoning_effort=reasoning_effort, structured=not no_schema, progress=not quiet)
+    except KeyboardInterrupt:
+        _interrupted("batches", run_dir)
+    if quiet:
+        out.print(str(result.run_dir))
+        return
+    if result.skipped:
+        out.print(f"resumed: {result.skipped} batches were already coded")
+    out.print(f"{n_items} traces and {tests} test traces in {result.total} batches; "
+              f"{result.answered}/{result.done} new batches coded ({result.seconds:.1f} s); "
+              f"{untraced} selected replies carry no trace")
+    _print_reasons(result.by_error)
+    out.print(f"next: unseen director codes {run_dir}")
+
+
+@director_app.command("codes")
+def director_codes(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory whose traces `unseen director code` coded.")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+) -> None:
+    """What the coded traces say: readings per condition, hidden-block choices by whether the
+    trace takes the director to see the block, the coder's test traces and the second pass."""
+    from .evals.director.code_report import render, summarize
+
+    if fmt not in ("table", "json", "md"):
+        raise UserError(f"--format must be table, json or md, got {fmt!r}")
+    print(render(summarize(run_dir), fmt, width=out.width), end="")
+
+
 @director_app.command("power")
 def director_power(
     design_file: Annotated[str, typer.Argument(metavar="DESIGN", help="A study design TOML, or a shipped one: paper, quick.")],
@@ -591,6 +657,12 @@ def director_power(
         print(json.dumps(clean(report), indent=2))
         return
     out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
+    from .evals.director.study import TRACE_MEASURES
+
+    traced = sum(c.measure in TRACE_MEASURES for c in design.comparisons)
+    if traced:
+        out.print(f"left out: {traced} comparisons on coded reasoning traces (the simulation "
+                  "draws no traces)")
 
 
 def main() -> None:

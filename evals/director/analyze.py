@@ -42,15 +42,19 @@ from . import stats
 from .measures import STUDY_FILE
 from .measures import rows as run_rows
 from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
+from .study import TRACE_MEASURES, Design, DesignError, load_design
 from .study import Comparison as DesignComparison
-from .study import Design, DesignError, load_design
 
 #: The measures rated per condition, in table order.
-MEASURES = ("hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known")
+MEASURES = ("hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known",
+            "own_view", "dv_reading", "digit_reading", "prior_reading", "works_out",
+            "hidden_unseen")
 #: Column headings of the measures (short: a rates table has up to eight of them).
 MEASURE_NAMES = {
     "hidden": "hidden", "dv": "DV", "accuracy": "vis. acc.", "joint": "joint", "ldv": "LDV",
     "ldv_other": "LDV of non-DV", "count": "count", "known": "known",
+    "own_view": "own-view rdg", "dv_reading": "DV rdg", "digit_reading": "digit rdg",
+    "prior_reading": "prior rdg", "works_out": "works out", "hidden_unseen": "hidden, unseen",
 }
 #: What each measure is, for legends.
 MEASURE_DESCRIPTIONS = {
@@ -61,6 +65,12 @@ MEASURE_DESCRIPTIONS = {
            "block",
     "ldv_other": "the same among choices other than the director-view block",
     "count": "correct block counts", "known": "correct knowledge reports",
+    "own_view": "coded traces with the own-view reading of \"the largest block\"",
+    "dv_reading": "coded traces with the director-view reading",
+    "digit_reading": "coded traces with the largest-digit reading",
+    "prior_reading": "coded traces with the prior-knowledge reading",
+    "works_out": "coded traces that work out which blocks the director sees",
+    "hidden_unseen": "hidden-block choices whose trace takes the director not to see the block",
 }
 PLACES = 4  # rates and differences are rounded to four places
 N_BOOT = 2000
@@ -265,6 +275,9 @@ def _one_change(i: int, c: DesignComparison, model: str, index: Index, design: D
     unanswered = [cond for cond, rs in by_cond.items() if not any(r["answered"] for r in rs)]
     if unanswered:
         return Change(i, c, model, "no answers", f"no answered reply under {', '.join(unanswered)}")
+    if c.measure in TRACE_MEASURES and not any(c.measure in r for r in mine):
+        return Change(i, c, model, "not coded", "no coded reasoning traces: run `unseen "
+                      "director code RUN --coder SPEC` (only models that return traces)")
     keep = _WHERE[c.where]
     kept = [r for r in mine if r["answered"] and keep(r) and c.measure in r]
     empty = [cond for cond in (c.base, c.variant) if not any(r["condition"] == cond for r in kept)]

@@ -16,6 +16,10 @@ Per answered reply, with the scene's key:
 * ``report_excludes_hidden`` (a filter, not a rate): the reply's report (``visible`` or
   ``known``) leaves the hidden block out.
 
+Replies whose reasoning trace has been coded (``unseen director code``) also carry the
+trace measures of :func:`.coding.code_measures`: ``own_view``, ``dv_reading``,
+``digit_reading``, ``prior_reading``, ``works_out`` and ``hidden_unseen``.
+
 A measure that does not apply to a reply is absent (never 0), so rates are shares of the
 replies it applies to. Unanswered replies carry no measures (only the scene strata); rates
 are over answered ones.
@@ -89,8 +93,11 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     Keys: model, backend, batch, condition, set, scene, sample, answered, error, the
     measures that apply (0.0/1.0), and the scene strata ``hidden_top_digit`` (the hidden
     block carries the largest digit on the table) and ``apparent_flag``."""
+    from .coding import trace_measures  # coding reads this module's names
+
     run_dir = Path(run_dir)
     names = _aliases(run_dir)
+    coded = trace_measures(run_dir)
     for rec in latest(run_dir / JOURNAL).values():
         params = rec.get("params") or {}
         if "condition" not in params:
@@ -106,4 +113,5 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
             "answered": rec["status"] == "answered",
             "error": (rec.get("error") or {}).get("kind"),
             **(rec.get("metrics") or {}),
+            **coded.get(rec["key"], {}),
         }

@@ -25,6 +25,9 @@ with balanced clusters; where a reply-level filter makes cluster sizes depend on
 GEE with an exchangeable working correlation weights scenes differently and its target can
 differ slightly (the coverage reported shows by how much).
 
+Comparisons on coded reasoning traces (``study.TRACE_MEASURES``) are left out: the
+simulation draws no traces.
+
 Reported per comparison (and model): the true difference, the mean estimate, the power (share
 of replicates declaring a change: the interval excludes zero and, in a family, it survives BH;
 outside the families the interval alone), the share whose interval excludes zero, the coverage
@@ -63,8 +66,8 @@ from .respondent import (
     scene_rates,
 )
 from .stats import bh, compare
+from .study import TRACE_MEASURES, Design
 from .study import Comparison as DesignComparison
-from .study import Design
 
 Scenes = Literal["resample", "fixed"]
 METHODS = ("gee", "paired", "bound", "none")
@@ -360,6 +363,8 @@ def _context(design: Design, models: dict[str, DirectorKnobs], named: bool, scen
                     for b in design.batches}
     cells = []
     for i, c in enumerate(design.comparisons):
+        if c.measure in TRACE_MEASURES:  # reasoning traces are not simulated here
+            continue
         batch = design.batch(c.batch)
         group = None if c.margin else c.family
         for m in models:

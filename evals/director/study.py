@@ -37,7 +37,13 @@ from .prompts import PromptError, parse_condition
 from .sets import DEFAULT_N, SETS
 
 #: What a comparison measures, per answered reply (see ``measures``).
-Measure = Literal["hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known"]
+Measure = Literal["hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known",
+                  # from coded reasoning traces (``unseen director code``)
+                  "own_view", "dv_reading", "digit_reading", "prior_reading", "works_out",
+                  "hidden_unseen"]
+#: Measures that exist only where the reasoning traces have been coded.
+TRACE_MEASURES = frozenset({"own_view", "dv_reading", "digit_reading", "prior_reading",
+                            "works_out", "hidden_unseen"})
 #: Which replies a comparison keeps.
 Where = Literal["all", "hidden-top-digit", "hidden-not-top-digit", "report-excludes-hidden",
                 "apparent-ok"]

@@ -1,0 +1,153 @@
+"""What the coded traces say (§5, Figure 5 and Table 11), and how far the coder can be trusted.
+
+``summarize(run_dir)`` gives, from the main pass: per model, batch and condition the share of
+traces with each reading and the share that work out the director's view; per model, batch
+and condition the hidden-block choices by whether the trace takes the director to see the
+chosen block; the test traces given their intended codes; items the coder left uncoded. With a
+second pass: for each hidden-block choice coded in both, whether the ``sees`` code is the
+same, and Cohen's κ with its interval.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from .agreement import cohen_kappa, kappa_interval
+from .codebook import READINGS, SEES
+from .coding import CODING_DIR, ITEMS_FILE, coded_items
+
+
+def _groups(items: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for it in items:
+        if not it["test"]:
+            out[(it["model"], it["batch"], it["condition"])].append(it)
+    return dict(sorted(out.items()))
+
+
+def _tests(items: list[dict[str, Any]]) -> dict[str, Any]:
+    tests = [it for it in items if it["test"]]
+    coded = [it for it in tests if it["codes"]]
+    same = {k: sum(it["codes"][k] == it["known"][k] for it in coded)
+            for k in ("reading", "sees", "works_out")}
+    both = sum(it["codes"]["reading"] == it["known"]["reading"]
+               and it["codes"]["sees"] == it["known"]["sees"] for it in coded)
+    return {"n": len(tests), "coded": len(coded), "reading_and_sees": both, **same}
+
+
+def summarize(run_dir: str | Path) -> dict[str, Any]:
+    run_dir = Path(run_dir)
+    if not (run_dir / CODING_DIR / "main" / ITEMS_FILE).is_file():
+        from .coding import CodingError
+
+        raise CodingError(f"{run_dir} has no coded traces: run `unseen director code {run_dir} "
+                          "--coder SPEC` first")
+    main = coded_items(run_dir, "main")
+    readings, hidden = [], []
+    for (model, batch, cond), its in _groups(main).items():
+        coded = [it["codes"] for it in its if it["codes"]]
+        n = len(coded)
+        count = Counter(c["reading"] for c in coded)
+        readings.append({"model": model, "batch": batch, "condition": cond, "traces": len(its),
+                         "coded": n, **{r: count[r] / n if n else None for r in READINGS},
+                         "works_out": sum(c["works_out"] for c in coded) / n if n else None})
+        hid = [it["codes"] for it in its if it["codes"] and it.get("hidden_choice")]
+        if hid:
+            sees = Counter(c["sees"] for c in hid)
+            hidden.append({"model": model, "batch": batch, "condition": cond,
+                           "hidden_choices": len(hid), **{s: sees[s] for s in SEES}})
+    out: dict[str, Any] = {
+        "run": str(run_dir), "readings": readings, "hidden": hidden,
+        "tests": {"main": _tests(main)},
+        "uncoded": {"main": sum(1 for it in main if not it["codes"] and not it["test"])},
+    }
+    if (run_dir / CODING_DIR / "second" / ITEMS_FILE).is_file():
+        second = coded_items(run_dir, "second")
+        out["tests"]["second"] = _tests(second)
+        out["uncoded"]["second"] = sum(1 for it in second if not it["codes"] and not it["test"])
+        out["second_pass"] = _second_pass(main, second)
+    return out
+
+
+def _second_pass(main: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, batch and condition: hidden-block choices coded in both passes whose
+    ``sees`` code is the same, and κ over them with its interval."""
+    first = {it["key"]: it["codes"] for it in main if not it["test"] and it["codes"]}
+    pairs: dict[tuple[str, str, str], list[tuple[str, str]]] = defaultdict(list)
+    for it in second:
+        if not it["test"] and it["codes"] and it["key"] in first:
+            pairs[(it["model"], it["batch"], it["condition"])].append(
+                (first[it["key"]]["sees"], it["codes"]["sees"]))
+    rows = []
+    for (model, batch, cond), ps in sorted(pairs.items()):
+        a, b = [p[0] for p in ps], [p[1] for p in ps]
+        lo, hi = kappa_interval(a, b)
+        rows.append({"model": model, "batch": batch, "condition": cond, "n": len(ps),
+                     "same": sum(x == y for x, y in ps),
+                     "unseen_first": a.count("unseen"), "kappa": cohen_kappa(a, b),
+                     "kappa_lo": lo, "kappa_hi": hi})
+    return rows
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+READING_NAMES = {"director_view": "director view", "own_view": "own view",
+                 "prior_knowledge": "prior knowl.", "largest_digit": "largest digit",
+                 "none": "no rule"}
+SEES_NAMES = {"seen": "seen", "unseen": "unseen", "not_stated": "not stated"}
+
+
+def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str:
+    """``table`` (rich, for a terminal ``width`` wide), ``md`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2)
+    sections = []
+    head = ["model", "batch", "condition", "traces", "coded",
+            *(READING_NAMES[r] for r in READINGS), "works out"]
+    sections.append(("Readings of \"the largest block\" (share of coded traces)", head,
+                     [[r["model"], r["batch"], r["condition"], r["traces"], r["coded"],
+                       *(_pct(r[k]) for k in READINGS), _pct(r["works_out"])]
+                      for r in summary["readings"]]))
+    sections.append(("Hidden-block choices: does the trace take the director to see the block?",
+                     ["model", "batch", "condition", "choices", *SEES_NAMES.values()],
+                     [[r["model"], r["batch"], r["condition"], r["hidden_choices"],
+                       *(r[s] for s in SEES)] for r in summary["hidden"]]))
+    if "second_pass" in summary:
+        sections.append(("Second pass (trace and chosen block only): same 'sees' code",
+                         ["model", "batch", "condition", "n", "same", "κ", "95% interval"],
+                         [[r["model"], r["batch"], r["condition"], r["n"], r["same"],
+                           f"{r['kappa']:.2f}", f"[{r['kappa_lo']:.2f}, {r['kappa_hi']:.2f}]"]
+                          for r in summary["second_pass"]]))
+    checks = [[p, t["n"], t["coded"], t["reading_and_sees"], t["works_out"],
+               summary["uncoded"][p]] for p, t in summary["tests"].items()]
+    sections.append(("Coder checks: test traces written to a known code",
+                     ["pass", "tests", "coded", "reading and sees as intended",
+                      "works-out as intended", "real items uncoded"], checks))
+    if fmt == "md":
+        parts = []
+        for title, cols, rows in sections:
+            lines = [f"### {title}", "", "| " + " | ".join(cols) + " |",
+                     "|" + "---|" * len(cols)]
+            lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts) + "\n"
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = StringIO()
+    console = Console(file=buf, width=width, force_terminal=False)
+    for title, cols, rows in sections:
+        table = Table(title=title, title_justify="left")
+        for c in cols:
+            table.add_column(c, justify="right" if c not in ("model", "batch", "condition", "pass") else "left")
+        for row in rows:
+            table.add_row(*(str(c) for c in row))
+        console.print(table)
+    return buf.getvalue()

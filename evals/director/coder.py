@@ -1,0 +1,113 @@
+"""``director-code``: one batch of reasoning traces coded against the codebook, and the
+simulated coder behind ``sim``.
+
+Graph: START → code → END. The request is the codebook and the batch's items (neutral id,
+trace, reply; or chosen block in the second pass), with the codes' JSON schema as structured
+output. The reply is read with :func:`.codebook.parse_codes`: the prediction holds the codes
+it could use and why each other item has none; a reply with no usable code at all is
+unanswered, so a resumed pass asks again only where the provider failed.
+
+Decoding: the paper's coder ran at maximum reasoning effort (``reasoning_effort=high``, the
+highest every provider accepts); the provider's temperature.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict
+
+from ...engine.backend import Backend
+from ...engine.graph import Parsed, StrategyState, ask_node
+from ...engine.types import Decoding, Message, Reply, Request, Step, TextPart
+from ...strategies.registry import strategy
+from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+from .parse import parse_reply
+from .traces import read_trace
+
+
+class CoderParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = "high"
+    structured: bool = True  # send the codes' JSON schema (off for servers without it)
+
+
+@strategy("director-code", params=CoderParams,
+          summary="code a batch of Director reasoning traces against the codebook (Appendix E)",
+          recursion_limit=lambda p: 5)
+def build_coder(params: CoderParams) -> StateGraph:
+    effort = None if params.reasoning_effort in (None, "none") else params.reasoning_effort
+    decoding = Decoding(temperature=params.temperature, max_tokens=params.max_tokens,
+                        reasoning_effort=effort,
+                        json_schema=schema() if params.structured else None)
+
+    def request(state: StrategyState, backend: Backend) -> Request:
+        meta = state["instance"].meta
+        text = batch_prompt(meta["items"], second_pass=meta["second_pass"])
+        return Request(messages=[Message(role="user", parts=[TextPart(text=text)])],
+                       decoding=decoding, sample=state.get("sample", 0),
+                       oracle={"task": "director-code", "items": meta["items"],
+                               "second_pass": meta["second_pass"]},
+                       tags={"items": len(meta["items"])})
+
+    def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+        traces = {it["id"]: it["trace"] for it in state["instance"].meta["items"]}
+        try:
+            coded, refused = parse_codes(reply.text, traces)
+        except CodesError as exc:
+            return Parsed(error=str(exc))
+        if not coded:
+            return Parsed(error=f"no usable code for any of {len(traces)} items "
+                                f"(first: {next(iter(refused.values()), '')})")
+        return Parsed(value={"codes": {k: v.model_dump() for k, v in coded.items()},
+                             "refused": refused})
+
+    def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+        return {"prediction": parsed.value, "status": "answered"}
+
+    graph = StateGraph(StrategyState)
+    graph.add_node("code", ask_node("code", request, parse, update))
+    graph.add_edge(START, "code")
+    graph.add_edge("code", END)
+    return graph
+
+
+# --- the simulated coder ---------------------------------------------------------------------
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]")
+
+
+def _quote(trace: str, needle: str) -> str:
+    """The last sentence of the trace that mentions ``needle``, cut to the word limit."""
+    hits = [s.strip() for s in _SENTENCE.findall(trace) if needle and needle in s]
+    return " ".join(hits[-1].split()[:MAX_QUOTE_WORDS]) if hits else ""
+
+
+def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
+             rng: random.Random) -> str:
+    """The simulated coder's reply: each trace read back (:func:`.traces.read_trace`, exact
+    on the simulator's own traces; a real trace reads as no rule), the report rule of the
+    main pass applied, and with probability ``error`` a wrong reading."""
+    out = []
+    for it in items:
+        codes = read_trace(it["trace"])
+        sees = codes.sees
+        if sees == "not_stated" and not second_pass:
+            report = parse_reply(it.get("reply"), {"visible": "ints", "block": "int"})
+            if report is not None:
+                sees = "seen" if report["block"] in report["visible"] else "unseen"
+        reading = codes.reading
+        if rng.random() < error:
+            reading = rng.choice([r for r in READINGS if r != reading])
+        block = str(it.get("block")) if it.get("block") is not None else ""
+        out.append({"id": it["id"], "reading": reading, "reading_quote": _quote(it["trace"], block),
+                    "sees": sees, "sees_quote": _quote(it["trace"], "see") if sees != "not_stated" else "",
+                    "works_out": codes.works_out,
+                    "works_out_quote": _quote(it["trace"], "partition") if codes.works_out else ""})
+    return json.dumps({"codes": out})

@@ -1,0 +1,191 @@
+"""Coding a study's reasoning traces (§5 "Reasoning traces", Appendix E): which items, in
+which batches, and where their codes are kept.
+
+An *item* is one reply's reasoning trace: the last step of a trajectory whose reply carries
+one. The coder sees only a neutral id, the trace and the reply (main pass), or a new neutral
+id, the chosen block and the trace (``second`` pass: the hidden-block choices again, without
+the visibility report). Test traces written to a known code (:func:`.traces.test_traces`)
+are mixed in unmarked; the report checks the coder against them.
+
+Items are shuffled with the seed and cut into batches; each batch is one engine instance, so
+a coding pass is an ordinary resumable run in ``RUN/coding/<pass>/`` (``run.json``,
+``trajectories.jsonl``) beside ``items.jsonl``, which maps every neutral id back to its
+trajectory (model, batch, condition, scene, sample, chosen block) or to its known codes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ...engine.journal import JOURNAL, latest
+from ...engine.types import Instance
+from .codebook import Coded, Codes
+from .measures import _aliases
+from .traces import test_traces
+
+CODING_DIR = "coding"
+ITEMS_FILE = "items.jsonl"
+PASSES = ("main", "second")
+
+
+class CodingError(ValueError):
+    """A coding pass that cannot start or be read."""
+
+
+def pass_dir(run_dir: str | Path, pass_: str) -> Path:
+    if pass_ not in PASSES:
+        raise CodingError(f"unknown coding pass {pass_!r}; known: {', '.join(PASSES)}")
+    return Path(run_dir) / CODING_DIR / pass_
+
+
+def neutral_id(seed: int, pass_: str, key: str) -> str:
+    """An id that tells the coder nothing (not the model, condition or scene)."""
+    return "item-" + hashlib.sha256(f"{seed}/{pass_}/{key}".encode()).hexdigest()[:10]
+
+
+def _traced_step(rec: dict[str, Any]) -> dict[str, Any] | None:
+    for step in reversed(rec.get("steps") or []):
+        if (step.get("reply") or {}).get("reasoning"):
+            return step
+    return None
+
+
+def select(run_dir: str | Path, *, pass_: str = "main", models: Iterable[str] = (),
+           conditions: Iterable[str] = (), batches: Iterable[str] = (),
+           sets: Iterable[str] = (), seed: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The study's items for a pass, and how many selected replies carry no trace.
+
+    The main pass takes every selected reply with a trace; the second pass only answered
+    hidden-block choices. Filters match the design's model names, conditions, batches, sets.
+    """
+    run_dir = Path(run_dir)
+    journal = run_dir / JOURNAL
+    if not journal.is_file():
+        raise CodingError(f"{run_dir} holds no {JOURNAL}: not a run directory")
+    names = _aliases(run_dir)
+    want = {k: set(v) for k, v in (("model", models), ("condition", conditions),
+                                   ("batch", batches), ("set", sets))}
+    items, untraced = [], 0
+    for key, rec in latest(journal).items():
+        params = rec.get("params") or {}
+        if "condition" not in params:
+            continue
+        row = {"key": key, "model": names.get(rec["backend"], rec["model"]),
+               "batch": params.get("batch", ""), "condition": params["condition"],
+               "set": rec["instance_id"].rsplit("-", 1)[0], "scene": rec["instance_id"],
+               "sample": rec["sample"]}
+        if any(v and row[k] not in v for k, v in want.items()):
+            continue
+        pred = rec.get("prediction") if rec.get("status") == "answered" else None
+        block = pred.get("block") if isinstance(pred, dict) else None
+        hidden = (rec.get("metrics") or {}).get("hidden")
+        if pass_ == "second" and not (block is not None and hidden == 1.0):
+            continue
+        step = _traced_step(rec)
+        if step is None:
+            untraced += 1
+            continue
+        items.append({**row, "id": neutral_id(seed, pass_, key), "test": False,
+                      "trace": step["reply"]["reasoning"], "reply": step["reply"]["text"],
+                      "block": block, "hidden_choice": hidden == 1.0 if hidden is not None else None})
+    items.sort(key=lambda it: it["id"])
+    return items, untraced
+
+
+def with_tests(items: list[dict[str, Any]], n_tests: int, *, pass_: str = "main",
+               seed: int = 0) -> list[dict[str, Any]]:
+    """``items`` and ``n_tests`` test traces written to a known code, in one seeded random
+    order. A test item's reply names only the block, so its intended ``sees`` code never
+    rests on a report."""
+    tests = []
+    for i, (trace, codes, block) in enumerate(test_traces(n_tests, random.Random(f"tests/{seed}/{pass_}"))):
+        tests.append({"key": f"test-{i:03d}", "id": neutral_id(seed, pass_, f"test-{i}"),
+                      "test": True, "trace": trace, "reply": json.dumps({"block": block}),
+                      "block": block, "known": codes.model_dump()})
+    out = items + tests
+    random.Random(f"order/{seed}/{pass_}").shuffle(out)
+    return out
+
+
+def batches(items: list[dict[str, Any]], size: int, *, pass_: str = "main") -> list[Instance]:
+    """Consecutive batches of ``size`` items as engine instances (``meta["items"]``: what the
+    coder is shown; never the model, condition or scene)."""
+    if size < 1:
+        raise CodingError("the batch size must be at least 1")
+    out = []
+    for k in range(0, len(items), size):
+        shown = [{"id": it["id"], "trace": it["trace"], "reply": it["reply"], "block": it["block"]}
+                 for it in items[k:k + size]]
+        out.append(Instance(id=f"{pass_}-{k // size:04d}", image="", width=1, height=1,
+                            meta={"items": shown, "second_pass": pass_ == "second"}))
+    return out
+
+
+def save_items(folder: Path, items: list[dict[str, Any]]) -> None:
+    """Write ``items.jsonl``, or check that an earlier pass into ``folder`` coded the same
+    items in the same order (so its finished batches still mean the same)."""
+    path = folder / ITEMS_FILE
+    lines = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items)
+    if path.is_file():
+        if path.read_text(encoding="utf-8") != lines:
+            raise CodingError(
+                f"{path} lists other items (the run has new replies, or other filters, seed, "
+                f"or test count were given): code into a fresh pass or remove {folder}")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(lines, encoding="utf-8")
+
+
+def load_items(folder: Path) -> list[dict[str, Any]]:
+    path = folder / ITEMS_FILE
+    if not path.is_file():
+        raise CodingError(f"{folder} holds no {ITEMS_FILE}: run `unseen director code` first")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def load_codes(folder: Path) -> dict[str, Coded]:
+    """Every item's codes from a pass's journal (an item coded in a later record wins)."""
+    out: dict[str, Coded] = {}
+    for rec in latest(folder / JOURNAL).values():
+        pred = rec.get("prediction") if rec.get("status") == "answered" else None
+        for item, code in ((pred or {}).get("codes") or {}).items():
+            out[item] = Coded.model_validate(code)
+    return out
+
+
+def coded_items(run_dir: str | Path, pass_: str = "main") -> list[dict[str, Any]]:
+    """The pass's items, each with ``codes`` (a :class:`Codes` dict, or None when the coder
+    gave none it could use)."""
+    folder = pass_dir(run_dir, pass_)
+    codes = load_codes(folder)
+    return [{**it, "codes": codes[it["id"]].codes().model_dump() if it["id"] in codes else None}
+            for it in load_items(folder)]
+
+
+def code_measures(codes: dict[str, Any], hidden_choice: bool | None) -> dict[str, float]:
+    """A coded reply's measures for the study's analysis (``measures.rows``): the reading
+    (``own_view``, ``dv_reading``, ``digit_reading``, ``prior_reading``), ``works_out``, and
+    ``hidden_unseen``: a hidden-block choice whose trace takes the director not to see it."""
+    c = Codes.model_validate(codes)
+    out = {"own_view": float(c.reading == "own_view"),
+           "dv_reading": float(c.reading == "director_view"),
+           "digit_reading": float(c.reading == "largest_digit"),
+           "prior_reading": float(c.reading == "prior_knowledge"),
+           "works_out": float(c.works_out)}
+    if hidden_choice is not None:
+        out["hidden_unseen"] = float(hidden_choice and c.sees == "unseen")
+    return out
+
+
+def trace_measures(run_dir: str | Path) -> dict[str, dict[str, float]]:
+    """Trajectory key → coded measures, from the main pass (empty when there is none)."""
+    folder = Path(run_dir) / CODING_DIR / "main"
+    if not (folder / ITEMS_FILE).is_file():
+        return {}
+    return {it["key"]: code_measures(it["codes"], it.get("hidden_choice"))
+            for it in coded_items(run_dir, "main") if not it["test"] and it["codes"]}

@@ -1,0 +1,196 @@
+"""Coding a study's reasoning traces: items, batches, the coder run, the report, analysis."""
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import run_tiny_study
+
+from unseen.director_code import run_coding
+from unseen.engine.journal import JOURNAL, iter_records
+from unseen.evals.director.analyze import analyze_run
+from unseen.evals.director.code_report import render, summarize
+from unseen.evals.director.coding import (
+    ITEMS_FILE,
+    CodingError,
+    coded_items,
+    pass_dir,
+    select,
+)
+from unseen.evals.director.traces import read_trace
+
+DESIGN = """
+name = "tiny-traces"
+samples = 2
+seed = 5
+size = "512x384"
+[sets.main]
+n = 6
+[[batch]]
+name = "b1"
+conditions = ["mean", "move", "move/novis"]
+[[comparison]]
+batch = "b1"
+base = "move/novis"
+variant = "move"
+measure = "own_view"
+family = "s5"
+[[comparison]]
+batch = "b1"
+base = "move/novis"
+variant = "move"
+measure = "hidden"
+family = "s4"
+"""
+
+RESPONDENT = "sim:director-strong,dir_answer_rate=1.0"
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory, director_scenes) -> Path:
+    folder = tmp_path_factory.mktemp("coding")
+    _, run_dir = run_tiny_study(folder, DESIGN, [RESPONDENT], director_scenes, cache=False)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def coded(study) -> Path:
+    run_coding(study, "sim:default,dir_coder_error=0", batch_size=7, tests=10, cache=False,
+               progress=False)
+    return study
+
+
+def test_items_are_every_traced_reply_and_the_coder_sees_no_model_condition_or_scene(study):
+    items, untraced = select(study)
+    assert len(items) == 6 * 3 * 2 and untraced == 0  # every answered sim reply has a trace
+    assert len({it["id"] for it in items}) == len(items)
+    for it in items:
+        assert it["id"].startswith("item-") and it["scene"] not in it["id"]
+    second, _ = select(study, pass_="second")
+    assert second and all(it["hidden_choice"] for it in second)
+    assert {it["id"] for it in second}.isdisjoint({it["id"] for it in items})  # new ids
+    only, _ = select(study, conditions=["move"])
+    assert {it["condition"] for it in only} == {"move"}
+
+
+def test_a_coding_pass_codes_every_item_and_the_sim_coder_gives_the_written_codes(coded):
+    items = coded_items(coded)
+    assert len(items) == 36 + 10
+    assert all(it["codes"] is not None for it in items)
+    journal = {json.loads(line)["key"] for line in (pass_dir(coded, "main") / JOURNAL).open()}
+    assert len(journal) == -(-46 // 7)  # one trajectory per batch
+    for it in items:
+        if not it["test"]:
+            written = read_trace(it["trace"])
+            assert it["codes"]["reading"] == written.reading
+    s = summarize(coded)
+    assert s["tests"]["main"] == {"n": 10, "coded": 10, "reading_and_sees": 10, "reading": 10,
+                                  "sees": 10, "works_out": 10}
+    assert sum(r["coded"] for r in s["readings"]) == 36
+
+
+def test_rerunning_resumes_and_other_items_are_refused(coded):
+    result, n, _ = run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=10,
+                              cache=False, progress=False)
+    assert result.done == 0 and result.skipped == result.total and n == 36
+    with pytest.raises(CodingError, match="other items"):
+        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=5, cache=False,
+                   progress=False)
+
+
+def test_the_report_follows_the_reply_where_the_trace_states_nothing(coded):
+    for it in coded_items(coded):
+        if it["test"] or read_trace(it["trace"]).sees != "not_stated":
+            continue
+        reply = json.loads(it["reply"]) if it["reply"].lstrip().startswith("{") else None
+        if reply and "visible" in reply:
+            want = "seen" if reply["block"] in reply["visible"] else "unseen"
+            assert it["codes"]["sees"] == want
+
+
+def test_second_pass_codes_hidden_choices_again_and_reports_kappa(coded):
+    run_coding(coded, "sim:default,dir_coder_error=0", second_pass=True, batch_size=10,
+               tests=4, cache=False, progress=False)
+    s = summarize(coded)
+    assert s["tests"]["second"]["reading_and_sees"] == 4
+    rows = s["second_pass"]
+    assert rows and all(r["n"] > 0 and r["same"] <= r["n"] for r in rows)
+    for r in rows:
+        assert r["kappa_lo"] <= r["kappa"] <= r["kappa_hi"]
+    text = render(s, "table")
+    assert "Second pass" in text and "Readings" in text
+    assert json.loads(render(s, "json"))["run"] == str(coded)
+    assert render(s, "md").startswith("### Readings")
+
+
+def test_analysis_fits_comparisons_on_coded_traces(coded, study):
+    changes = {c.comparison.measure: c for c in analyze_run(coded, n_boot=200).changes}
+    own = changes["own_view"]
+    assert own.ok and own.n == 24  # the coded replies of move and move/novis
+    assert changes["hidden"].ok
+
+
+def test_comparisons_on_traces_say_not_coded_before_coding(tmp_path, director_scenes):
+    _, run_dir = run_tiny_study(tmp_path, DESIGN.replace("samples = 2", "samples = 1"),
+                                [RESPONDENT], director_scenes, cache=False)
+    changes = {c.comparison.measure: c for c in analyze_run(run_dir, n_boot=200).changes}
+    assert changes["own_view"].status == "not coded"
+    assert "unseen director code" in changes["own_view"].note
+    with pytest.raises(CodingError, match="no coded traces"):
+        summarize(run_dir)
+
+
+def test_replies_without_traces_are_counted_and_nothing_to_code_is_an_error(tmp_path, director_scenes):
+    _, run_dir = run_tiny_study(tmp_path, DESIGN.replace("samples = 2", "samples = 1"),
+                                ["sim:director-strong,dir_traces=0"], director_scenes, cache=False)
+    items, untraced = select(run_dir)
+    assert items == [] and untraced > 0
+    with pytest.raises(CodingError, match="no reasoning traces"):
+        run_coding(run_dir, "sim", cache=False, progress=False)
+    assert not (run_dir / "coding" / "main" / ITEMS_FILE).exists()
+
+
+def test_a_coder_reply_that_cannot_be_read_leaves_the_batch_unanswered(study, tmp_path, monkeypatch):
+    import shutil
+
+    from unseen.backends import sim
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
+    monkeypatch.setitem(sim.TASKS, "director-code", lambda s, oracle, rng: "I cannot code these.")
+    result, _, _ = run_coding(run_dir, "sim", batch_size=50, tests=0, cache=False, progress=False)
+    assert result.answered == 0 and result.by_error == {"parse": 1}
+    recs = list(iter_records(pass_dir(run_dir, "main") / JOURNAL))
+    assert recs[0]["error"]["kind"] == "parse"
+    s = summarize(run_dir)
+    assert s["uncoded"]["main"] == 36 and all(r["coded"] == 0 for r in s["readings"])
+
+
+def test_a_real_sdk_coder_gets_the_schema_and_only_neutral_items(study, tmp_path, fp, monkeypatch):
+    import shutil
+
+    from fake_providers import Reply
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def coder(rec):
+        content = rec.body["messages"][0]["content"]
+        text = content if isinstance(content, str) else content[0]["text"]
+        shown = json.loads(text.split("Items:\n", 1)[1].rsplit("\n\nAnswer with", 1)[0])
+        codes = [{"id": it["id"], "reading": "none", "reading_quote": "", "sees": "not_stated",
+                  "sees_quote": "", "works_out": False, "works_out_quote": ""} for it in shown]
+        return Reply(json.dumps({"codes": codes}))
+
+    fp.reset(coder)
+    result, n, _ = run_coding(run_dir, "openai:gpt-6-astra", base_url=fp.openai_base_url,
+                              batch_size=25, tests=4, cache=False, progress=False, max_attempts=1)
+    assert result.answered == result.total == 2 and n == 36
+    body = fp.requests[0].body
+    assert body["model"] == "gpt-6-astra"
+    assert body["response_format"]["type"] == "json_schema"
+    sent = json.dumps(body)
+    assert "main-00" not in sent and "director-strong" not in sent and '"move' not in sent
+    assert all(it["codes"] is not None for it in coded_items(run_dir))
+    assert "sk-test" not in (pass_dir(run_dir, "main") / "run.json").read_text()

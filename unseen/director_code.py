@@ -1,0 +1,94 @@
+"""Coding a Director study's reasoning traces from Python: ``run_coding``, and the simulated
+coder's wiring (the ``director-code`` task of ``sim``; its error rate is the ``dir_coder_error``
+knob).
+
+``run_coding(run_dir, coder)`` picks the items (``evals.director.coding.select``), mixes in
+the test traces, cuts batches and runs the ``director-code`` strategy over them through the
+engine into ``RUN/coding/<pass>/``: resumable like any run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import director as _director  # noqa: F401 - registers the dir_ knobs with sim
+from .backends import connect, sim
+from .engine.cache import ReplyCache
+from .engine.journal import RUN_FILE
+from .engine.runner import Runner, RunResult
+from .engine.types import RunConfig
+from .evals.director import coder as _coder  # noqa: F401 - registers `director-code`
+from .evals.director.coder import sim_code
+from .evals.director.coding import CodingError, batches, pass_dir, save_items, select, with_tests
+from .settings import package_version
+from .strategies import build
+
+__all__ = ["CodingError", "run_coding", "run_coding_async"]
+
+
+@sim.task("director-code")
+def _code(backend: sim.Sim, oracle: dict[str, Any], rng: Any) -> str:
+    """A batch coded by reading the simulator's own traces back (``dir_coder_error``: the
+    share of items given a wrong reading)."""
+    return sim_code(oracle["items"], oracle["second_pass"], backend.extra("dir_").coder_error, rng)
+
+
+async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool = False,
+                           models: Iterable[str] = (), conditions: Iterable[str] = (),
+                           batches_: Iterable[str] = (), sets: Iterable[str] = (),
+                           batch_size: int = 20, tests: int = 30, seed: int = 0,
+                           concurrency: int = 4, cache: bool = True,
+                           cache_dir: str | Path | None = None, timeout_s: float = 600.0,
+                           max_attempts: int = 6, base_url: str | None = None,
+                           reasoning_effort: str = "high", structured: bool = True,
+                           progress: bool = True) -> tuple[RunResult, int, int]:
+    """Code the study in ``run_dir`` with ``coder`` (a backend spec). Returns the engine's
+    result, the number of real items and of selected replies without a trace."""
+    pass_ = "second" if second_pass else "main"
+    items, untraced = select(run_dir, pass_=pass_, models=models, conditions=conditions,
+                             batches=batches_, sets=sets, seed=seed)
+    if not items:
+        raise CodingError(f"no reasoning traces to code in {run_dir} for this selection "
+                          f"({untraced} selected replies carry none)")
+    ordered = with_tests(items, tests, pass_=pass_, seed=seed)
+    folder = pass_dir(run_dir, pass_)
+    save_items(folder, ordered)
+    instances = batches(ordered, batch_size, pass_=pass_)
+    spec = build(("director-code", {"reasoning_effort": reasoning_effort, "structured": structured}))
+    reply_cache = ReplyCache(cache_dir) if cache else None
+    client = connect(coder, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
+                     max_attempts=max_attempts, base_url=base_url)
+    try:
+        config = RunConfig(
+            run=folder.name, benchmark="director-coding", data=str(Path(run_dir).resolve()),
+            dataset_fingerprint="", instances=len(instances),
+            strategies=[{"name": spec.name, "label": spec.label, "params": spec.params.model_dump()}],
+            backends=[{**client.describe(), "spec": client.spec}], concurrency=concurrency,
+            cache=cache, scoring={"items": len(items), "tests": tests, "batch_size": batch_size,
+                                  "seed": seed, "pass": pass_},
+            package_version=package_version(),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"))
+        run_file = folder / RUN_FILE
+        if run_file.is_file():
+            old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+            if old.backends and old.backends[0].get("spec") != client.spec:
+                raise CodingError(f"{folder} was coded by {old.backends[0].get('spec')}; "
+                                  f"remove that folder to code again with another coder")
+            config = config.model_copy(update={"created_at": old.created_at})
+        runner = Runner(instances, [spec], [client], folder, config, samples=1, score=None,
+                        progress=progress)
+        result = await runner.run()
+    finally:
+        await client.aclose()
+        if reply_cache is not None:
+            reply_cache.close()
+    return result, len(items), untraced
+
+
+def run_coding(run_dir: str | Path, coder: str, **kwargs: Any) -> tuple[RunResult, int, int]:
+    """Synchronous :func:`run_coding_async`."""
+    return asyncio.run(run_coding_async(run_dir, coder, **kwargs))
