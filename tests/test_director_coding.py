@@ -194,3 +194,81 @@ def test_a_real_sdk_coder_gets_the_schema_and_only_neutral_items(study, tmp_path
     assert "main-00" not in sent and "director-strong" not in sent and '"move' not in sent
     assert all(it["codes"] is not None for it in coded_items(run_dir))
     assert "sk-test" not in (pass_dir(run_dir, "main") / "run.json").read_text()
+
+
+def _fill(sheet: Path, out: Path, wrong: frozenset = frozenset()) -> None:
+    """A person's sheet: the written codes (the report where the trace states nothing), with
+    the readings of the ids in ``wrong`` changed."""
+    import csv
+
+    from unseen.evals.director.parse import parse_reply
+
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    with out.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            c = read_trace(r["trace"])
+            sees = c.sees
+            report = parse_reply(r["reply"], {"visible": "ints", "block": "int"})
+            if sees == "not_stated" and report is not None:
+                sees = "seen" if report["block"] in report["visible"] else "unseen"
+            reading = c.reading
+            if r["id"] in wrong:
+                reading = "none" if reading != "none" else "own_view"
+            w.writerow({**r, "reading": reading.replace("_", " "), "sees": sees,
+                        "works_out": "yes" if c.works_out else "no"})
+
+
+def test_answer_sheets_draw_by_stratum_and_agreement_counts_each_pair(coded, tmp_path, run_main):
+    from unseen.evals.director.sheets import draw, sheet_key_path
+
+    items = draw(coded, per_stratum=2, tests=3)
+    real = [it for it in items if not it["test"]]
+    assert sum(it["test"] for it in items) == 3
+    per = {}
+    for it in real:
+        per[it["stratum"]] = per.get(it["stratum"], 0) + 1
+    assert max(per.values()) <= 2 and len(per) >= 4
+    assert len({(it["model"], it["scene"]) for it in real}) == len(real)  # no scene twice
+
+    sheet = tmp_path / "sheet.csv"
+    code, out, err = run_main(["director", "sheet", str(coded), "--out", str(sheet),
+                               "--per-stratum", "2", "--tests", "3"])
+    assert code == 0, err
+    text = sheet.read_text(encoding="utf-8")
+    assert "director-strong" not in text and "main-00" not in text and "move/novis" not in text
+    key = [json.loads(line) for line in sheet_key_path(coded).read_text().splitlines()]
+    one_real = next(it["id"] for it in key if not it["test"])
+    _fill(sheet, tmp_path / "ann.csv")
+    _fill(sheet, tmp_path / "ben.csv", wrong=frozenset({one_real}))
+    code, out, err = run_main(["director", "agree", str(coded), str(tmp_path / "ann.csv"),
+                               str(tmp_path / "ben.csv"), "--format", "json"])
+    assert code == 0, err
+    res = json.loads(out)
+    n = res["items"]
+    assert n == len(real) and res["test_right"] == {"ann": 3, "ben": 3}
+    pairs = {(p["a"], p["b"]): p for p in res["pairs"]}
+    assert pairs[("automatic", "ann")]["reading"]["same"] == n
+    assert pairs[("automatic", "ann")]["reading"]["kappa"] == 1.0
+    assert pairs[("ann", "ben")]["reading"]["same"] == n - 1
+    assert pairs[("ann", "ben")]["reading"]["kappa"] < 1.0
+    assert pairs[("ann", "ben")]["sees"]["same"] == n
+
+
+def test_a_sheet_with_a_bad_row_is_refused_with_its_row(coded, tmp_path, run_main):
+    sheet = tmp_path / "sheet.csv"
+    assert run_main(["director", "sheet", str(coded), "--out", str(sheet), "--seed", "3"])[0] == 0
+    _fill(sheet, tmp_path / "ann.csv")
+    lines = (tmp_path / "ann.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(lines[0] + lines[1].rstrip("\r\n").rsplit(",", 1)[0] + ",maybe\n"
+                   + "".join(lines[2:]), encoding="utf-8")
+    code, _, err = run_main(["director", "agree", str(coded), str(bad), "--seed", "3"])
+    assert code == 2 and "bad.csv:2" in err and "works_out" in err
+    short = tmp_path / "short.csv"
+    short.write_text("".join(lines[:-1]), encoding="utf-8")
+    code, _, err = run_main(["director", "agree", str(coded), str(short), "--seed", "3"])
+    assert code == 2 and "not coded" in err
+    code, _, err = run_main(["director", "agree", str(coded), str(tmp_path / "ann.csv"), "--seed", "9"])
+    assert code == 2 and "no sheet key" in err

@@ -616,6 +616,76 @@ def director_codes(
     print(render(summarize(run_dir), fmt, width=out.width), end="")
 
 
+@director_app.command("sheet")
+def director_sheet(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory of `unseen director run`.")],
+    out_file: Annotated[Path, typer.Option("--out", help="The answer sheet to write (CSV).")],
+    per_stratum: Annotated[int, typer.Option(min=1, help="Traces from each stratum (model × condition × director-view, hidden or other block).")] = 3,
+    tests: Annotated[int, typer.Option(min=0, help="Test traces written to a known code, mixed in unmarked.")] = 6,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="Only this design model; repeatable.")] = None,
+    condition: Annotated[list[str] | None, typer.Option("--condition", help="Only this condition; repeatable.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the draw, the order and the ids.")] = 0,
+) -> None:
+    """An answer sheet for people to code traces by the codebook (Appendix E, "Human check").
+
+    The sheet shows only neutral ids, traces and replies; its key stays in
+    RUN/coding/sheets/. Fill in reading, sees and works_out, then `unseen director agree`.
+    """
+    from .evals.director.sheets import draw, sheet_key_path, write_sheet
+
+    items = draw(run_dir, per_stratum=per_stratum, tests=tests, seed=seed, models=model,
+                 conditions=condition)
+    if not items or all(it["test"] for it in items):
+        raise UserError(f"no reasoning traces to draw from in {run_dir}")
+    write_sheet(items, out_file, sheet_key_path(run_dir, seed))
+    real = sum(not it["test"] for it in items)
+    out.print(f"wrote {out_file}: {real} traces from {len({it['stratum'] for it in items if not it['test']})} "
+              f"strata and {tests} test traces; codebook: `unseen director codebook`")
+
+
+@director_app.command("codebook")
+def director_codebook(
+    second_pass: Annotated[bool, typer.Option("--second-pass", help="The second pass's wording (no report).")] = False,
+) -> None:
+    """Print the codebook the coder (and people coding a sheet) code by."""
+    from .evals.director.codebook import codebook
+
+    print(codebook(second_pass), end="")
+
+
+@director_app.command("agree")
+def director_agree(
+    run_dir: Annotated[Path, typer.Argument(help="The run directory the sheet was drawn from.")],
+    sheets: Annotated[list[Path], typer.Argument(help="Filled sheets (CSV), one per person.")],
+    seed: Annotated[int, typer.Option(help="The --seed the sheet was drawn with.")] = 0,
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """Agreement of people's sheets with the automatic codes and with each other: items with
+    the same code and Cohen's κ with its interval over 2,000 resamples; test traces right."""
+    from .evals.director.sheets import agreement
+
+    res = agreement(run_dir, sheets, seed=seed)
+    if fmt == "json":
+        print(json.dumps(res, indent=2))
+        return
+    from rich.table import Table
+
+    out.print(f"{res['items']} traces; test traces right (of {res['tests']}): "
+              + ", ".join(f"{k} {v}" for k, v in res["test_right"].items()))
+    if not res["automatic"]:
+        out.print("[yellow]the automatic codes are missing for some traces: run `unseen director code` to compare with them[/]")
+    table = Table(title="Agreement on the traces")
+    for col in ("coders", "reading: same", "κ [95%]", "sees: same", "κ [95%]"):
+        table.add_column(col)
+    for p in res["pairs"]:
+        cells = [f"{p['a']} · {p['b']}"]
+        for code in ("reading", "sees"):
+            r = p[code]
+            cells += [f"{r['same']}/{r['n']}", f"{r['kappa']:.2f} [{r['kappa_lo']:.2f}, {r['kappa_hi']:.2f}]"]
+        table.add_row(*cells)
+    out.print(table)
+
+
 @director_app.command("power")
 def director_power(
     design_file: Annotated[str, typer.Argument(metavar="DESIGN", help="A study design TOML, or a shipped one: paper, quick.")],

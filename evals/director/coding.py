@@ -90,9 +90,13 @@ def select(run_dir: str | Path, *, pass_: str = "main", models: Iterable[str] = 
         if step is None:
             untraced += 1
             continue
+        metrics = rec.get("metrics") or {}
+        role = None if block is None else ("hidden" if metrics.get("hidden") == 1.0 else
+                                           "dv" if metrics.get("dv") == 1.0 else "other")
         items.append({**row, "id": neutral_id(seed, pass_, key), "test": False,
                       "trace": step["reply"]["reasoning"], "reply": step["reply"]["text"],
-                      "block": block, "hidden_choice": hidden == 1.0 if hidden is not None else None})
+                      "block": block, "role": role,
+                      "hidden_choice": hidden == 1.0 if hidden is not None else None})
     items.sort(key=lambda it: it["id"])
     return items, untraced
 
