@@ -87,6 +87,11 @@ def test_a_coding_pass_codes_every_item_and_the_sim_coder_gives_the_written_code
     assert s["tests"]["main"] == {"n": 10, "coded": 10, "reading_and_sees": 10, "reading": 10,
                                   "sees": 10, "works_out": 10}
     assert sum(r["coded"] for r in s["readings"]) == 36
+    firsts = s["examples"]
+    assert firsts and all(e["quote"] for e in firsts)
+    assert len({(e["model"], e["reading"]) for e in firsts}) == len(firsts)
+    scenes = sorted(it["scene"] for it in items if not it["test"])
+    assert min(e["scene"] for e in firsts) == scenes[0]
 
 
 def test_rerunning_resumes_and_other_items_are_refused(coded):
@@ -272,3 +277,17 @@ def test_a_sheet_with_a_bad_row_is_refused_with_its_row(coded, tmp_path, run_mai
     assert code == 2 and "not coded" in err
     code, _, err = run_main(["director", "agree", str(coded), str(tmp_path / "ann.csv"), "--seed", "9"])
     assert code == 2 and "no sheet key" in err
+
+
+def test_show_prints_a_coded_trace_codes_and_quote(coded, run_main):
+    from unseen.evals.director.coding import codes_by_key
+
+    by_key = codes_by_key(coded)
+    rec = next(r for r in iter_records(coded / JOURNAL)
+               if r["key"] in by_key and by_key[r["key"]].reading == "own_view")
+    code, out, err = run_main(["show", str(coded), rec["instance_id"], "--strategy",
+                               rec["params"]["condition"], "--no-images", "--sample",
+                               str(rec["sample"])])
+    assert code == 0, err
+    assert "trace codes" in out and "reading own view" in out
+    assert by_key[rec["key"]].reading_quote.split()[0] in out

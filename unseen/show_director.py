@@ -567,7 +567,7 @@ def _turn_panel(console: Console, s: dict[str, Any], n_turns: int, full: bool) -
                  border_style="red" if bad else "blue")
 
 
-def _result_panel(r: dict[str, Any], inst: Instance | None) -> Panel:
+def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) -> Panel:
     from .show import _kv
 
     pred = r.get("prediction") if isinstance(r.get("prediction"), dict) else {}
@@ -608,6 +608,13 @@ def _result_panel(r: dict[str, Any], inst: Instance | None) -> Panel:
     else:
         rows.append(("key", Text("unavailable (scene folder not found)", style="yellow")))
     rows.append(("measures", measures_text(m)))
+    if code is not None:
+        t = Text(f"reading {code.reading.replace('_', ' ')} · director sees the block: "
+                 f"{code.sees.replace('_', ' ')} · works out the view: "
+                 f"{'yes' if code.works_out else 'no'}", style="magenta")
+        if code.reading_quote:
+            t.append(f"\n“{code.reading_quote}”", style="italic")
+        rows.append(("trace codes", t))
     good = r.get("status") == "answered"
     return Panel(_kv(rows), title="result · report, choice and the answer key",
                  title_align="left", border_style="green" if good else "red")
@@ -628,6 +635,9 @@ def show_scene(console: Console, run_dir: Path, scene: str, *, strategy: str | N
                              f"turn: {', '.join(map(str, have)) or 'none'})")
     inst, why = run.scene(scene)
     pictures = _Pictures(console, images)
+    from .evals.director.coding import codes_by_key
+
+    codes = codes_by_key(run_dir)  # the trace's codes, where `unseen director code` ran
     if note:
         console.print(Text(note, style="yellow"))
     if len(records) > MAX_SHOWN:
@@ -642,7 +652,7 @@ def show_scene(console: Console, run_dir: Path, scene: str, *, strategy: str | N
         for s in steps:
             if step is None or s["index"] == step:
                 console.print(_turn_panel(console, s, len(steps), full))
-        console.print(_result_panel(r, inst))
+        console.print(_result_panel(r, inst, codes.get(r["key"])))
 
 
 # --- one trajectory as a PNG -------------------------------------------------------------------

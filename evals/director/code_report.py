@@ -61,6 +61,7 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
                            "hidden_choices": len(hid), **{s: sees[s] for s in SEES}})
     out: dict[str, Any] = {
         "run": str(run_dir), "readings": readings, "hidden": hidden,
+        "examples": _examples(run_dir, main),
         "tests": {"main": _tests(main)},
         "uncoded": {"main": sum(1 for it in main if not it["codes"] and not it["test"])},
     }
@@ -70,6 +71,25 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
         out["uncoded"]["second"] = sum(1 for it in second if not it["codes"] and not it["test"])
         out["second_pass"] = _second_pass(main, second)
     return out
+
+
+def _examples(run_dir: Path, main: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per model and reading, the first coded trace in scene order (then condition, sample)
+    with the coder's quote, as §5 quotes the first own-view trace."""
+    from .coding import codes_by_key
+
+    quotes = codes_by_key(run_dir)
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for it in sorted((it for it in main if not it["test"] and it["codes"]),
+                     key=lambda it: (it["scene"], it["condition"], it["sample"])):
+        k = (it["model"], it["codes"]["reading"])
+        if k not in first and it["key"] in quotes:
+            first[k] = {"model": it["model"], "reading": it["codes"]["reading"],
+                        "scene": it["scene"], "condition": it["condition"],
+                        "sample": it["sample"], "choice": it.get("role"),
+                        "quote": quotes[it["key"]].reading_quote}
+    order = {r: i for i, r in enumerate(READINGS)}
+    return sorted(first.values(), key=lambda e: (e["model"], order[e["reading"]]))
 
 
 def _second_pass(main: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -117,6 +137,10 @@ def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str
                      ["model", "batch", "condition", "choices", *SEES_NAMES.values()],
                      [[r["model"], r["batch"], r["condition"], r["hidden_choices"],
                        *(r[s] for s in SEES)] for r in summary["hidden"]]))
+    sections.append(("First trace of each reading in scene order, with the coder's quote",
+                     ["model", "reading", "scene", "condition", "choice", "quote"],
+                     [[e["model"], READING_NAMES[e["reading"]], e["scene"], e["condition"],
+                       e["choice"] or "–", e["quote"] or "–"] for e in summary["examples"]]))
     if "second_pass" in summary:
         sections.append(("Second pass (trace and chosen block only): same 'sees' code",
                          ["model", "batch", "condition", "n", "same", "κ", "95% interval"],
@@ -146,7 +170,8 @@ def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str
     for title, cols, rows in sections:
         table = Table(title=title, title_justify="left")
         for c in cols:
-            table.add_column(c, justify="right" if c not in ("model", "batch", "condition", "pass") else "left")
+            left = c in ("model", "batch", "condition", "pass", "reading", "scene", "choice", "quote")
+            table.add_column(c, justify="left" if left else "right")
         for row in rows:
             table.add_row(*(str(c) for c in row))
         console.print(table)

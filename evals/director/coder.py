@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -27,7 +26,7 @@ from ...engine.types import Decoding, Message, Reply, Request, Step, TextPart
 from ...strategies.registry import strategy
 from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
 from .parse import parse_reply
-from .traces import read_trace
+from .traces import read_trace, trace_quotes
 
 
 class CoderParams(BaseModel):
@@ -80,15 +79,6 @@ def build_coder(params: CoderParams) -> StateGraph:
 
 # --- the simulated coder ---------------------------------------------------------------------
 
-_SENTENCE = re.compile(r"[^.!?]+[.!?]")
-
-
-def _quote(trace: str, needle: str) -> str:
-    """The last sentence of the trace that mentions ``needle``, cut to the word limit."""
-    hits = [s.strip() for s in _SENTENCE.findall(trace) if needle and needle in s]
-    return " ".join(hits[-1].split()[:MAX_QUOTE_WORDS]) if hits else ""
-
-
 def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
              rng: random.Random) -> str:
     """The simulated coder's reply: each trace read back (:func:`.traces.read_trace`, exact
@@ -96,7 +86,7 @@ def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
     main pass applied, and with probability ``error`` a wrong reading."""
     out = []
     for it in items:
-        codes = read_trace(it["trace"])
+        codes, quotes = read_trace(it["trace"]), trace_quotes(it["trace"])
         sees = codes.sees
         if sees == "not_stated" and not second_pass:
             report = parse_reply(it.get("reply"), {"visible": "ints", "block": "int"})
@@ -105,9 +95,7 @@ def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
         reading = codes.reading
         if rng.random() < error:
             reading = rng.choice([r for r in READINGS if r != reading])
-        block = str(it.get("block")) if it.get("block") is not None else ""
-        out.append({"id": it["id"], "reading": reading, "reading_quote": _quote(it["trace"], block),
-                    "sees": sees, "sees_quote": _quote(it["trace"], "see") if sees != "not_stated" else "",
-                    "works_out": codes.works_out,
-                    "works_out_quote": _quote(it["trace"], "partition") if codes.works_out else ""})
+        short = {k: " ".join(v.split()[:MAX_QUOTE_WORDS]) for k, v in quotes.items()}
+        out.append({"id": it["id"], "reading": reading, "sees": sees,
+                    "works_out": codes.works_out, **short})
     return json.dumps({"codes": out})

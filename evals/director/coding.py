@@ -171,6 +171,16 @@ def coded_items(run_dir: str | Path, pass_: str = "main") -> list[dict[str, Any]
             for it in load_items(folder)]
 
 
+def codes_by_key(run_dir: str | Path, pass_: str = "main") -> dict[str, Coded]:
+    """Trajectory key → the coder's codes with quotes (empty when the pass has not run)."""
+    folder = Path(run_dir) / CODING_DIR / pass_
+    if not (folder / ITEMS_FILE).is_file():
+        return {}
+    codes = load_codes(folder)
+    return {it["key"]: codes[it["id"]] for it in load_items(folder)
+            if not it["test"] and it["id"] in codes}
+
+
 def code_measures(codes: dict[str, Any], hidden_choice: bool | None) -> dict[str, float]:
     """A coded reply's measures for the study's analysis (``measures.rows``): the reading
     (``own_view``, ``dv_reading``, ``digit_reading``, ``prior_reading``), ``works_out``, and

@@ -149,25 +149,40 @@ def read_trace(text: str) -> Codes:
     belief count, and a prior-knowledge sentence is a belief that the block is unseen. Any
     other text (a real model's trace) reads as ``none``, ``not_stated`` and no working out,
     except for template sentences it happens to hold. Never raises."""
+    return _scan(text)[0]
+
+
+def trace_quotes(text: str) -> dict[str, str]:
+    """The sentence behind each code :func:`read_trace` reads (``reading_quote``,
+    ``sees_quote``, ``works_out_quote``; empty where no sentence gave the code)."""
+    return _scan(text)[1]
+
+
+def _scan(text: Any) -> tuple[Codes, dict[str, str]]:
     reading: Any = "none"
     sees: Any = "not_stated"
     works_out = False
+    quotes = {"reading_quote": "", "sees_quote": "", "works_out_quote": ""}
     if not isinstance(text, str):
-        return Codes(reading=reading, sees=sees, works_out=works_out)
+        return Codes(reading=reading, sees=sees, works_out=works_out), quotes
     for sentence in _SENTENCE_END.split(" ".join(text.split())):
         if any(p.fullmatch(sentence) for p in _READ_WORKS_OUT):
             works_out = True
+            quotes["works_out_quote"] = sentence
             continue
         found = next((r for r, p in _READ_READING if p.fullmatch(sentence)), None)
         if found is not None:
             reading = found
+            quotes["reading_quote"] = sentence
             if found == "prior_knowledge":
                 sees = "unseen"
+                quotes["sees_quote"] = sentence
             continue
         found = next((s for s, p in _READ_SEES if p.fullmatch(sentence)), None)
         if found is not None:
             sees = found
-    return Codes(reading=reading, sees=sees, works_out=works_out)
+            quotes["sees_quote"] = sentence
+    return Codes(reading=reading, sees=sees, works_out=works_out), quotes
 
 
 # --- the simulated reply's codes ----------------------------------------------------------------
