@@ -291,3 +291,11 @@ def test_show_prints_a_coded_trace_codes_and_quote(coded, run_main):
     assert code == 0, err
     assert "trace codes" in out and "reading own view" in out
     assert by_key[rec["key"]].reading_quote.split()[0] in out
+
+
+def test_the_html_export_has_the_trace_tables_once_coded(coded, tmp_path, run_main):
+    code, _, err = run_main(["export", str(coded), "--html", str(tmp_path / "site"),
+                             "--max-strips", "0"])
+    assert code == 0, err
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'id="traces"' in html and "Coder checks" in html and "own view" in html

@@ -151,6 +151,16 @@ def export_director(run_dir: str | Path, out_dir: str | Path, *,
         body.append('<h2 id="changes">Changes</h2><p class=note>The design names no '
                     "comparisons.</p>")
 
+    from .evals.director.code_report import render as render_codes
+    from .evals.director.code_report import summarize as summarize_codes
+    from .evals.director.coding import CODING_DIR, ITEMS_FILE
+
+    if (Path(run_dir) / CODING_DIR / "main" / ITEMS_FILE).is_file():
+        body.append('<h2 id="traces">Reasoning traces</h2><p class=note>Coded by '
+                    "`unseen director code` against the codebook of Appendix E.</p>")
+        nav.append(("traces", "Reasoning traces"))
+        body.append(render_codes(summarize_codes(run_dir), "html"))
+
     body.append('<h2 id="legend">Legend</h2>')
     nav.append(("legend", "Legend"))
     body += [f"<p class=note>{_e(line)}</p>" for line in legend(analysis)]

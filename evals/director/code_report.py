@@ -122,11 +122,9 @@ READING_NAMES = {"director_view": "director view", "own_view": "own view",
 SEES_NAMES = {"seen": "seen", "unseen": "unseen", "not_stated": "not stated"}
 
 
-def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str:
-    """``table`` (rich, for a terminal ``width`` wide), ``md`` or ``json``."""
-    if fmt == "json":
-        return json.dumps(summary, indent=2)
-    sections = []
+def tables(summary: dict[str, Any]) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """The report's sections: (title, column names, rows)."""
+    sections: list[tuple[str, list[str], list[list[Any]]]] = []
     head = ["model", "batch", "condition", "traces", "coded",
             *(READING_NAMES[r] for r in READINGS), "works out"]
     sections.append(("Readings of \"the largest block\" (share of coded traces)", head,
@@ -152,6 +150,33 @@ def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str
     sections.append(("Coder checks: test traces written to a known code",
                      ["pass", "tests", "coded", "reading and sees as intended",
                       "works-out as intended", "real items uncoded"], checks))
+    return sections
+
+
+_LEFT = {"model", "batch", "condition", "pass", "reading", "scene", "choice", "quote"}
+
+
+def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str:
+    """``table`` (rich, for a terminal ``width`` wide), ``md``, ``html`` (tables for the
+    export) or ``json``."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2)
+    sections = tables(summary)
+    if fmt == "html":
+        from html import escape
+
+        def cls(col: str) -> str:  # the export's stylesheet right-aligns cells but these
+            return " class=l" if col in _LEFT else ""
+
+        parts = []
+        for title, cols, rows in sections:
+            head = "".join(f"<th{cls(c)}>{escape(str(c))}</th>" for c in cols)
+            body = "".join("<tr>" + "".join(f"<td{cls(k)}>{escape(str(c))}</td>"
+                                            for k, c in zip(cols, row, strict=True)) + "</tr>"
+                           for row in rows)
+            parts.append(f"<h3>{escape(title)}</h3><table><thead><tr>{head}</tr></thead>"
+                         f"<tbody>{body}</tbody></table>")
+        return "\n".join(parts)
     if fmt == "md":
         parts = []
         for title, cols, rows in sections:
@@ -170,8 +195,7 @@ def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str
     for title, cols, rows in sections:
         table = Table(title=title, title_justify="left")
         for c in cols:
-            left = c in ("model", "batch", "condition", "pass", "reading", "scene", "choice", "quote")
-            table.add_column(c, justify="left" if left else "right")
+            table.add_column(c, justify="left" if c in _LEFT else "right")
         for row in rows:
             table.add_row(*(str(c) for c in row))
         console.print(table)
