@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -61,6 +61,17 @@ def _interrupted(what: str, run_dir: Path) -> None:
     raise typer.Exit(130)
 
 
+def _quiet_or_resumed(result: Any, quiet: bool, what: str) -> bool:
+    """With --quiet, print only the run directory (True: nothing more to say); else say
+    how many ``what`` a resume skipped."""
+    if quiet:
+        out.print(str(result.run_dir))
+        return True
+    if result.skipped:
+        out.print(f"resumed: {result.skipped} {what} were already done")
+    return False
+
+
 def _print_reasons(by_error: dict[str, int]) -> None:
     if by_error:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
@@ -104,11 +115,8 @@ def run(
         )
     except KeyboardInterrupt:
         _interrupted("trajectories", run_dir)
-    if quiet:
-        out.print(str(result.run_dir))
+    if _quiet_or_resumed(result, quiet, "trajectories"):
         return
-    if result.skipped:
-        out.print(f"resumed: {result.skipped} trajectories were already done")
     base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
         len(strategies) > 1 else None
     out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
@@ -507,11 +515,8 @@ def director_run(
                            temperature=temperature, max_tokens=max_tokens, progress=not quiet)
     except KeyboardInterrupt:
         _interrupted("calls", run_dir)
-    if quiet:
-        out.print(str(result.run_dir))
+    if _quiet_or_resumed(result, quiet, "calls"):
         return
-    if result.skipped:
-        out.print(f"resumed: {result.skipped} calls were already done")
     answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"
     out.print(f"{answered}; run directory: [bold]{result.run_dir}[/]  ({result.seconds:.1f} s)")
     _print_reasons(result.by_error)
@@ -590,11 +595,8 @@ def director_code(
             reasoning_effort=reasoning_effort, structured=not no_schema, progress=not quiet)
     except KeyboardInterrupt:
         _interrupted("batches", run_dir)
-    if quiet:
-        out.print(str(result.run_dir))
+    if _quiet_or_resumed(result, quiet, "batches"):
         return
-    if result.skipped:
-        out.print(f"resumed: {result.skipped} batches were already coded")
     out.print(f"{n_items} traces and {tests} test traces in {result.total} batches; "
               f"{result.answered}/{result.done} new batches coded ({result.seconds:.1f} s); "
               f"{untraced} selected replies carry no trace")
