@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unseen.evals.director.agreement import cohen_kappa, kappa_interval
-from unseen.evals.director.codebook import (
+from unseen.evals.director.coding.agreement import cohen_kappa, kappa_interval
+from unseen.evals.director.coding.codebook import (
     CodesError,
     batch_prompt,
     codebook,

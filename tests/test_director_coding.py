@@ -9,14 +9,14 @@ from helpers import run_tiny_study
 from unseen.director_code import run_coding
 from unseen.engine.journal import JOURNAL, iter_records
 from unseen.evals.director.analyze import analyze_run
-from unseen.evals.director.code_report import render, summarize
-from unseen.evals.director.coding import (
+from unseen.evals.director.coding.items import (
     ITEMS_FILE,
     CodingError,
     coded_items,
     pass_dir,
     select,
 )
+from unseen.evals.director.coding.report import render, summarize
 from unseen.evals.director.traces import read_trace
 
 DESIGN = """
@@ -226,7 +226,7 @@ def _fill(sheet: Path, out: Path, wrong: frozenset = frozenset()) -> None:
 
 
 def test_answer_sheets_draw_by_stratum_and_agreement_counts_each_pair(coded, tmp_path, run_main):
-    from unseen.evals.director.sheets import draw, sheet_key_path
+    from unseen.evals.director.coding.sheets import draw, sheet_key_path
 
     items = draw(coded, per_stratum=2, tests=3)
     real = [it for it in items if not it["test"]]
@@ -280,7 +280,7 @@ def test_a_sheet_with_a_bad_row_is_refused_with_its_row(coded, tmp_path, run_mai
 
 
 def test_show_prints_a_coded_trace_codes_and_quote(coded, run_main):
-    from unseen.evals.director.coding import codes_by_key
+    from unseen.evals.director.coding.items import codes_by_key
 
     by_key = codes_by_key(coded)
     rec = next(r for r in iter_records(coded / JOURNAL)

@@ -13,7 +13,7 @@ from unseen.backends import make_backend
 from unseen.engine.types import Message, Request, TextPart
 from unseen.evals.director import respondent as R
 from unseen.evals.director import traces as T
-from unseen.evals.director.codebook import READINGS, SEES, Codes
+from unseen.evals.director.coding.codebook import READINGS, SEES, Codes
 from unseen.evals.director.prompts import build
 
 # a main-set key: the hidden block 7 is the largest on the table; 5 is the director-view block,

@@ -42,7 +42,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
-    from .evals.director.coding import CodingError
+    from .evals.director.coding.items import CodingError
     from .evals.director.dataset import SceneSetError
     from .evals.director.prompts import PromptError
     from .evals.director.runner import StudyError
@@ -611,7 +611,7 @@ def director_codes(
 ) -> None:
     """What the coded traces say: readings per condition, hidden-block choices by whether the
     trace takes the director to see the block, the coder's test traces and the second pass."""
-    from .evals.director.code_report import render, summarize
+    from .evals.director.coding.report import render, summarize
 
     if fmt not in ("table", "json", "md"):
         raise UserError(f"--format must be table, json or md, got {fmt!r}")
@@ -633,7 +633,7 @@ def director_sheet(
     The sheet shows only neutral ids, traces and replies; its key stays in
     RUN/coding/sheets/. Fill in reading, sees and works_out, then `unseen director agree`.
     """
-    from .evals.director.sheets import draw, sheet_key_path, write_sheet
+    from .evals.director.coding.sheets import draw, sheet_key_path, write_sheet
 
     items = draw(run_dir, per_stratum=per_stratum, tests=tests, seed=seed, models=model,
                  conditions=condition)
@@ -650,7 +650,7 @@ def director_codebook(
     second_pass: Annotated[bool, typer.Option("--second-pass", help="The second pass's wording (no report).")] = False,
 ) -> None:
     """Print the codebook the coder (and people coding a sheet) code by."""
-    from .evals.director.codebook import codebook
+    from .evals.director.coding.codebook import codebook
 
     print(codebook(second_pass), end="")
 
@@ -664,7 +664,7 @@ def director_agree(
 ) -> None:
     """Agreement of people's sheets with the automatic codes and with each other: items with
     the same code and Cohen's κ with its interval over 2,000 resamples; test traces right."""
-    from .evals.director.sheets import agreement
+    from .evals.director.coding.sheets import agreement
 
     res = agreement(run_dir, sheets, seed=seed)
     if fmt == "json":

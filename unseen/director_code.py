@@ -2,7 +2,7 @@
 coder's wiring (the ``director-code`` task of ``sim``; its error rate is the ``dir_coder_error``
 knob).
 
-``run_coding(run_dir, coder)`` picks the items (``evals.director.coding.select``), mixes in
+``run_coding(run_dir, coder)`` picks the items (``evals.director.coding.items.select``), mixes in
 the test traces, cuts batches and runs the ``director-code`` strategy over them through the
 engine into ``RUN/coding/<pass>/``: resumable like any run.
 """
@@ -21,9 +21,16 @@ from .engine.cache import ReplyCache
 from .engine.journal import RUN_FILE
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
-from .evals.director import coder as _coder  # noqa: F401 - registers `director-code`
-from .evals.director.coder import sim_code
-from .evals.director.coding import CodingError, batches, pass_dir, save_items, select, with_tests
+from .evals.director.coding import coder as _coder  # noqa: F401 - registers `director-code`
+from .evals.director.coding.coder import sim_code
+from .evals.director.coding.items import (
+    CodingError,
+    batches,
+    pass_dir,
+    save_items,
+    select,
+    with_tests,
+)
 from .settings import package_version
 from .strategies import build
 

@@ -151,9 +151,9 @@ def export_director(run_dir: str | Path, out_dir: str | Path, *,
         body.append('<h2 id="changes">Changes</h2><p class=note>The design names no '
                     "comparisons.</p>")
 
-    from .evals.director.code_report import render as render_codes
-    from .evals.director.code_report import summarize as summarize_codes
-    from .evals.director.coding import CODING_DIR, ITEMS_FILE
+    from .evals.director.coding.items import CODING_DIR, ITEMS_FILE
+    from .evals.director.coding.report import render as render_codes
+    from .evals.director.coding.report import summarize as summarize_codes
 
     if (Path(run_dir) / CODING_DIR / "main" / ITEMS_FILE).is_file():
         body.append('<h2 id="traces">Reasoning traces</h2><p class=note>Coded by '

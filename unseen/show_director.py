@@ -635,7 +635,7 @@ def show_scene(console: Console, run_dir: Path, scene: str, *, strategy: str | N
                              f"turn: {', '.join(map(str, have)) or 'none'})")
     inst, why = run.scene(scene)
     pictures = _Pictures(console, images)
-    from .evals.director.coding import codes_by_key
+    from .evals.director.coding.items import codes_by_key
 
     codes = codes_by_key(run_dir)  # the trace's codes, where `unseen director code` ran
     if note:

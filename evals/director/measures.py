@@ -17,7 +17,7 @@ Per answered reply, with the scene's key:
   ``known``) leaves the hidden block out.
 
 Replies whose reasoning trace has been coded (``unseen director code``) also carry the
-trace measures of :func:`.coding.code_measures`: ``own_view``, ``dv_reading``,
+trace measures of :func:`.coding.items.code_measures`: ``own_view``, ``dv_reading``,
 ``digit_reading``, ``prior_reading``, ``works_out`` and ``hidden_unseen``.
 
 A measure that does not apply to a reply is absent (never 0), so rates are shares of the
@@ -93,7 +93,7 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     Keys: model, backend, batch, condition, set, scene, sample, answered, error, the
     measures that apply (0.0/1.0), and the scene strata ``hidden_top_digit`` (the hidden
     block carries the largest digit on the table) and ``apparent_flag``."""
-    from .coding import trace_measures  # coding reads this module's names
+    from .coding.items import trace_measures  # coding reads this module's names
 
     run_dir = Path(run_dir)
     names = _aliases(run_dir)

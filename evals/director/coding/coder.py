@@ -20,13 +20,13 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
-from ...engine.backend import Backend
-from ...engine.graph import Parsed, StrategyState, ask_node
-from ...engine.types import Decoding, Message, Reply, Request, Step, TextPart
-from ...strategies.registry import strategy
+from ....engine.backend import Backend
+from ....engine.graph import Parsed, StrategyState, ask_node
+from ....engine.types import Decoding, Message, Reply, Request, Step, TextPart
+from ....strategies.registry import strategy
+from ..parse import parse_reply
+from ..traces import read_trace, trace_quotes
 from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
-from .parse import parse_reply
-from .traces import read_trace, trace_quotes
 
 
 class CoderParams(BaseModel):
@@ -81,7 +81,7 @@ def build_coder(params: CoderParams) -> StateGraph:
 
 def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
              rng: random.Random) -> str:
-    """The simulated coder's reply: each trace read back (:func:`.traces.read_trace`, exact
+    """The simulated coder's reply: each trace read back (:func:`..traces.read_trace`, exact
     on the simulator's own traces; a real trace reads as no rule), the report rule of the
     main pass applied, and with probability ``error`` a wrong reading."""
     out = []

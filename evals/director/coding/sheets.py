@@ -18,10 +18,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..traces import test_traces
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
-from .coding import CODING_DIR, CodingError, coded_items, neutral_id, select
-from .traces import test_traces
+from .items import CODING_DIR, CodingError, coded_items, neutral_id, select
 
 SHEET_COLUMNS = ("id", "trace", "reply", "reading", "sees", "works_out")
 ROLES = ("dv", "hidden", "other")

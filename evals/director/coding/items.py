@@ -22,11 +22,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...engine.journal import JOURNAL, latest
-from ...engine.types import Instance
+from ....engine.journal import JOURNAL, latest
+from ....engine.types import Instance
+from ..measures import _aliases
+from ..traces import test_traces
 from .codebook import Coded, Codes
-from .measures import _aliases
-from .traces import test_traces
 
 CODING_DIR = "coding"
 ITEMS_FILE = "items.jsonl"

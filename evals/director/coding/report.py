@@ -17,7 +17,7 @@ from typing import Any
 
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
-from .coding import CODING_DIR, ITEMS_FILE, coded_items
+from .items import CODING_DIR, ITEMS_FILE, coded_items
 
 
 def _groups(items: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
@@ -41,7 +41,7 @@ def _tests(items: list[dict[str, Any]]) -> dict[str, Any]:
 def summarize(run_dir: str | Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     if not (run_dir / CODING_DIR / "main" / ITEMS_FILE).is_file():
-        from .coding import CodingError
+        from .items import CodingError
 
         raise CodingError(f"{run_dir} has no coded traces: run `unseen director code {run_dir} "
                           "--coder SPEC` first")
@@ -76,7 +76,7 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
 def _examples(run_dir: Path, main: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per model and reading, the first coded trace in scene order (then condition, sample)
     with the coder's quote, as §5 quotes the first own-view trace."""
-    from .coding import codes_by_key
+    from .items import codes_by_key
 
     quotes = codes_by_key(run_dir)
     first: dict[tuple[str, str], dict[str, Any]] = {}

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .parse import last_object
+from ..parse import last_object
 
 READINGS = ("director_view", "own_view", "prior_knowledge", "largest_digit", "none")
 SEES = ("seen", "unseen", "not_stated")
