@@ -299,3 +299,8 @@ def test_the_html_export_has_the_trace_tables_once_coded(coded, tmp_path, run_ma
     assert code == 0, err
     html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert 'id="traces"' in html and "Coder checks" in html and "own view" in html
+
+
+def test_views_of_the_coding_folder_point_to_the_study(coded, run_main):
+    code, _, err = run_main(["show", str(pass_dir(coded, "main"))])
+    assert code == 2 and "unseen director codes" in err

@@ -65,6 +65,10 @@ def run_config(run_dir: Path) -> dict[str, Any]:
     path = Path(run_dir) / "run.json"
     config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     bench = config.get("benchmark", "scenefunri")
+    if bench == "director-coding":
+        study = Path(run_dir).resolve().parent.parent
+        raise RunDirError(f"{run_dir}: the coded traces of a Director study; see them with "
+                          f"`unseen director codes {study}` or `unseen show {study} SCENE`")
     if bench != "scenefunri":
         raise RunDirError(f"{run_dir}: a {bench} run; this view reads SceneFunRI runs only")
     return config
