@@ -66,6 +66,8 @@ def test_quotes_are_word_for_word_up_to_whitespace_and_quotation_marks():
     assert quote_ok("", TRACE)
     assert quote_ok('"the largest is   5."', TRACE)
     assert not quote_ok("the largest is 9.", TRACE)
+    assert quote_ok("director’s view", "the director's view is clear")  # typographic apostrophe
+    assert not quote_ok("director's view ... clear", "the director's view is clear")
 
 
 @settings(max_examples=200)

@@ -95,9 +95,14 @@ def test_a_coding_pass_codes_every_item_and_the_sim_coder_gives_the_written_code
 
 
 def test_rerunning_resumes_and_other_items_are_refused(coded):
-    result, n, _ = run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=10,
-                              cache=False, progress=False)
-    assert result.done == 0 and result.skipped == result.total and n == 36
+    done = run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=10,
+                      cache=False, progress=False)
+    assert done.run.done == 0 and done.run.skipped == done.run.total and done.items == 36
+    with pytest.raises(CodingError, match="batches of 7"):
+        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=8, tests=10, cache=False,
+                   progress=False)
+    with pytest.raises(CodingError, match="was coded by"):
+        run_coding(coded, "sim:strong", batch_size=7, tests=10, cache=False, progress=False)
     with pytest.raises(CodingError, match="other items"):
         run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=5, cache=False,
                    progress=False)
@@ -163,7 +168,7 @@ def test_a_coder_reply_that_cannot_be_read_leaves_the_batch_unanswered(study, tm
     run_dir = tmp_path / "copy"
     shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
     monkeypatch.setitem(sim.TASKS, "director-code", lambda s, oracle, rng: "I cannot code these.")
-    result, _, _ = run_coding(run_dir, "sim", batch_size=50, tests=0, cache=False, progress=False)
+    result = run_coding(run_dir, "sim", batch_size=50, tests=0, cache=False, progress=False).run
     assert result.answered == 0 and result.by_error == {"parse": 1}
     recs = list(iter_records(pass_dir(run_dir, "main") / JOURNAL))
     assert recs[0]["error"]["kind"] == "parse"
@@ -189,8 +194,9 @@ def test_a_real_sdk_coder_gets_the_schema_and_only_neutral_items(study, tmp_path
         return Reply(json.dumps({"codes": codes}))
 
     fp.reset(coder)
-    result, n, _ = run_coding(run_dir, "openai:gpt-6-astra", base_url=fp.openai_base_url,
-                              batch_size=25, tests=4, cache=False, progress=False, max_attempts=1)
+    done = run_coding(run_dir, "openai:gpt-6-astra", base_url=fp.openai_base_url,
+                      batch_size=25, tests=4, cache=False, progress=False, max_attempts=1)
+    result, n = done.run, done.items
     assert result.answered == result.total == 2 and n == 36
     body = fp.requests[0].body
     assert body["model"] == "gpt-6-astra"
@@ -304,3 +310,48 @@ def test_the_html_export_has_the_trace_tables_once_coded(coded, tmp_path, run_ma
 def test_views_of_the_coding_folder_point_to_the_study(coded, run_main):
     code, _, err = run_main(["show", str(pass_dir(coded, "main"))])
     assert code == 2 and "unseen director codes" in err
+
+
+def test_items_left_uncoded_are_asked_again_in_a_retry_round(study, tmp_path, monkeypatch):
+    import shutil
+
+    from unseen.backends import sim
+    from unseen.evals.director.coding.items import RETRIES_FILE
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
+    real = sim.TASKS["director-code"]
+
+    def half(s, oracle, rng):  # a coder that leaves out the second half of every batch
+        items = oracle["items"]
+        return real(s, {**oracle, "items": items[: len(items) // 2]}, rng)
+
+    monkeypatch.setitem(sim.TASKS, "director-code", half)
+    kw = {"batch_size": 8, "tests": 4, "cache": False, "progress": False}
+    first = run_coding(run_dir, "sim", **kw)
+    left = sum(1 for it in coded_items(run_dir) if not it["codes"])  # tests included
+    assert first.run.answered == first.run.total and left > 0
+    monkeypatch.setitem(sim.TASKS, "director-code", real)
+    again = run_coding(run_dir, "sim", retry_uncoded=True, **kw)
+    assert again.retried == left
+    assert again.run.skipped == first.run.total and again.run.done > 0
+    assert summarize(run_dir)["uncoded"]["main"] == 0
+    assert all(it["codes"] for it in coded_items(run_dir))
+    resumed = run_coding(run_dir, "sim", **kw)  # the round is remembered: nothing to redo
+    assert resumed.run.done == 0 and resumed.run.total == again.run.total
+    assert run_coding(run_dir, "sim", retry_uncoded=True, **kw).retried == 0
+    assert len((pass_dir(run_dir, "main") / RETRIES_FILE).read_text().splitlines()) == 1
+
+
+def test_a_retry_round_waits_for_the_pass_to_finish(study, tmp_path, monkeypatch):
+    import shutil
+
+    from unseen.evals.director.coding.items import add_retry_round, load_items
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
+    run_coding(run_dir, "sim", batch_size=8, tests=0, cache=False, progress=False)
+    folder = pass_dir(run_dir, "main")
+    with pytest.raises(CodingError, match="have not run yet"):
+        add_retry_round(folder, load_items(folder), finished={"main-0000"},
+                        batch_ids=["main-0000", "main-0001"])

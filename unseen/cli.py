@@ -568,6 +568,7 @@ def director_code(
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per coder request.")] = 20,
     tests: Annotated[int, typer.Option(min=0, help="Test traces written to a known code, mixed in unmarked (the paper: 30).")] = 30,
     seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order and the test traces.")] = 0,
+    retry_uncoded: Annotated[bool, typer.Option("--retry-uncoded", help="Once every batch has run, ask again, in new batches, the items the coder left uncoded (a quote not in the trace, an item left out).")] = False,
     reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder; 'none' sends none.")] = "high",
     no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
@@ -587,19 +588,23 @@ def director_code(
     from .director_code import run_coding
 
     try:
-        result, n_items, untraced = run_coding(
+        done = run_coding(
             run_dir, coder, second_pass=second_pass, models=model or (),
             conditions=condition or (), batches_=batch or (), sets=scene_set or (),
-            batch_size=batch_size, tests=tests, seed=seed, concurrency=concurrency,
-            cache=not no_cache, cache_dir=cache_dir, timeout_s=timeout, base_url=base_url,
-            reasoning_effort=reasoning_effort, structured=not no_schema, progress=not quiet)
+            batch_size=batch_size, tests=tests, seed=seed, retry_uncoded=retry_uncoded,
+            concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir, timeout_s=timeout,
+            base_url=base_url, reasoning_effort=reasoning_effort, structured=not no_schema,
+            progress=not quiet)
     except KeyboardInterrupt:
         _interrupted("batches", run_dir)
+    result = done.run
     if _quiet_or_resumed(result, quiet, "batches"):
         return
-    out.print(f"{n_items} traces and {tests} test traces in {result.total} batches; "
+    if done.retried is not None:
+        out.print(f"asked again: {done.retried} items no earlier reply coded")
+    out.print(f"{done.items} traces and {tests} test traces in {result.total} batches; "
               f"{result.answered}/{result.done} new batches coded ({result.seconds:.1f} s); "
-              f"{untraced} selected replies carry no trace")
+              f"{done.untraced} selected replies carry no trace")
     _print_reasons(result.by_error)
     out.print(f"next: unseen director codes {run_dir}")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,15 @@ from typing import Any
 from . import director as _director  # noqa: F401 - registers the dir_ knobs with sim
 from .backends import connect, sim
 from .engine.cache import ReplyCache
-from .engine.journal import RUN_FILE
+from .engine.journal import JOURNAL, RUN_FILE, iter_records
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.director.coding import coder as _coder  # noqa: F401 - registers `director-code`
 from .evals.director.coding.coder import sim_code
 from .evals.director.coding.items import (
     CodingError,
-    batches,
+    add_retry_round,
+    all_batches,
     pass_dir,
     save_items,
     select,
@@ -34,7 +36,7 @@ from .evals.director.coding.items import (
 from .settings import package_version
 from .strategies import build
 
-__all__ = ["CodingError", "run_coding", "run_coding_async"]
+__all__ = ["CodingError", "CodingResult", "run_coding", "run_coding_async"]
 
 
 @sim.task("director-code")
@@ -44,17 +46,29 @@ def _code(backend: sim.Sim, oracle: dict[str, Any], rng: Any) -> str:
     return sim_code(oracle["items"], oracle["second_pass"], backend.extra("dir_").coder_error, rng)
 
 
+@dataclass
+class CodingResult:
+    """What a coding call did: the engine's result, the real items of the pass, the selected
+    replies without a trace, and the items a ``retry_uncoded`` call asked again."""
+
+    run: RunResult
+    items: int
+    untraced: int
+    retried: int | None = None
+
+
 async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool = False,
                            models: Iterable[str] = (), conditions: Iterable[str] = (),
                            batches_: Iterable[str] = (), sets: Iterable[str] = (),
                            batch_size: int = 20, tests: int = 30, seed: int = 0,
-                           concurrency: int = 4, cache: bool = True,
+                           retry_uncoded: bool = False, concurrency: int = 4, cache: bool = True,
                            cache_dir: str | Path | None = None, timeout_s: float = 600.0,
                            max_attempts: int = 6, base_url: str | None = None,
                            reasoning_effort: str = "high", structured: bool = True,
-                           progress: bool = True) -> tuple[RunResult, int, int]:
-    """Code the study in ``run_dir`` with ``coder`` (a backend spec). Returns the engine's
-    result, the number of real items and of selected replies without a trace."""
+                           progress: bool = True) -> CodingResult:
+    """Code the study in ``run_dir`` with ``coder`` (a backend spec). ``retry_uncoded``: once
+    every batch has run, ask again, in new batches, the items no reply coded (a quote not
+    in the trace, an item left out, an unreadable reply)."""
     pass_ = "second" if second_pass else "main"
     items, untraced = select(run_dir, pass_=pass_, models=models, conditions=conditions,
                              batches=batches_, sets=sets, seed=seed)
@@ -63,8 +77,14 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
                           f"({untraced} selected replies carry none)")
     ordered = with_tests(items, tests, pass_=pass_, seed=seed)
     folder = pass_dir(run_dir, pass_)
+    old = _earlier(folder, coder, batch_size)
     save_items(folder, ordered)
-    instances = batches(ordered, batch_size, pass_=pass_)
+    retried = None
+    if retry_uncoded:
+        finished = {rec["instance_id"] for rec in iter_records(folder / JOURNAL)}
+        planned = [b.id for b in all_batches(folder, ordered, batch_size, pass_)]
+        retried = len(add_retry_round(folder, ordered, finished, planned))
+    instances = all_batches(folder, ordered, batch_size, pass_)
     spec = build(("director-code", {"reasoning_effort": reasoning_effort, "structured": structured}))
     reply_cache = ReplyCache(cache_dir) if cache else None
     client = connect(coder, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
@@ -78,14 +98,7 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
             cache=cache, scoring={"items": len(items), "tests": tests, "batch_size": batch_size,
                                   "seed": seed, "pass": pass_},
             package_version=package_version(),
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"))
-        run_file = folder / RUN_FILE
-        if run_file.is_file():
-            old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
-            if old.backends and old.backends[0].get("spec") != client.spec:
-                raise CodingError(f"{folder} was coded by {old.backends[0].get('spec')}; "
-                                  f"remove that folder to code again with another coder")
-            config = config.model_copy(update={"created_at": old.created_at})
+            created_at=old.created_at if old else datetime.now(UTC).isoformat(timespec="seconds"))
         runner = Runner(instances, [spec], [client], folder, config, samples=1, score=None,
                         progress=progress)
         result = await runner.run()
@@ -93,9 +106,26 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
         await client.aclose()
         if reply_cache is not None:
             reply_cache.close()
-    return result, len(items), untraced
+    return CodingResult(result, len(items), untraced, retried)
 
 
-def run_coding(run_dir: str | Path, coder: str, **kwargs: Any) -> tuple[RunResult, int, int]:
+def _earlier(folder: Path, coder: str, batch_size: int) -> RunConfig | None:
+    """The config of an earlier call into ``folder``, checked: the same coder, and the same
+    batch size (a batch's id must keep naming the same items)."""
+    run_file = folder / RUN_FILE
+    if not run_file.is_file():
+        return None
+    old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+    if old.backends and old.backends[0].get("spec") != coder:
+        raise CodingError(f"{folder} was coded by {old.backends[0].get('spec')}; remove that "
+                          "folder to code again with another coder")
+    size = old.scoring.get("batch_size")
+    if size is not None and size != batch_size:
+        raise CodingError(f"{folder} was coded in batches of {size}: resume with "
+                          f"--batch-size {size}, or remove that folder to start again")
+    return old
+
+
+def run_coding(run_dir: str | Path, coder: str, **kwargs: Any) -> CodingResult:
     """Synchronous :func:`run_coding_async`."""
     return asyncio.run(run_coding_async(run_dir, coder, **kwargs))

@@ -123,15 +123,17 @@ def schema() -> dict[str, Any]:
 
 
 _WS = re.compile(r"\s+")
+# a coder that writes typographic quotation marks or apostrophes still copies the words
+_TYPOGRAPHIC = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "‚": "'"})
 
 
 def _norm(text: str) -> str:
-    return _WS.sub(" ", text).strip().strip("\"'“”").strip()
+    return _WS.sub(" ", text.translate(_TYPOGRAPHIC)).strip().strip("\"'").strip()
 
 
 def quote_ok(quote: str, trace: str) -> bool:
-    """At most 40 words, copied word for word from the trace (whitespace and surrounding
-    quotation marks aside); an empty quote is allowed."""
+    """At most 40 words, copied word for word from the trace (whitespace, surrounding
+    quotation marks and typographic quote characters aside); an empty quote is allowed."""
     q = _norm(quote)
     if not q:
         return True

@@ -30,6 +30,7 @@ from .codebook import Coded, Codes
 
 CODING_DIR = "coding"
 ITEMS_FILE = "items.jsonl"
+RETRIES_FILE = "retries.jsonl"  # one line per round of re-asking the items left uncoded
 PASSES = ("main", "second")
 
 
@@ -116,18 +117,54 @@ def with_tests(items: list[dict[str, Any]], n_tests: int, *, pass_: str = "main"
     return out
 
 
-def batches(items: list[dict[str, Any]], size: int, *, pass_: str = "main") -> list[Instance]:
+def batches(items: list[dict[str, Any]], size: int, *, pass_: str = "main",
+            prefix: str | None = None) -> list[Instance]:
     """Consecutive batches of ``size`` items as engine instances (``meta["items"]``: what the
-    coder is shown; never the model, condition or scene)."""
+    coder is shown; never the model, condition or scene), named ``PREFIX-NNNN``."""
     if size < 1:
         raise CodingError("the batch size must be at least 1")
     out = []
     for k in range(0, len(items), size):
         shown = [{"id": it["id"], "trace": it["trace"], "reply": it["reply"], "block": it["block"]}
                  for it in items[k:k + size]]
-        out.append(Instance(id=f"{pass_}-{k // size:04d}", image="", width=1, height=1,
+        out.append(Instance(id=f"{prefix or pass_}-{k // size:04d}", image="", width=1, height=1,
                             meta={"items": shown, "second_pass": pass_ == "second"}))
     return out
+
+
+def retry_rounds(folder: Path) -> list[list[str]]:
+    """The item ids of each earlier round of re-asking, in order."""
+    path = folder / RETRIES_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line)["items"] for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def all_batches(folder: Path, items: list[dict[str, Any]], size: int,
+                pass_: str) -> list[Instance]:
+    """The pass's batches: the items in order, then each recorded retry round's items."""
+    out = batches(items, size, pass_=pass_)
+    by_id = {it["id"]: it for it in items}
+    for r, ids in enumerate(retry_rounds(folder), 1):
+        out += batches([by_id[i] for i in ids], size, pass_=pass_, prefix=f"{pass_}-retry{r}")
+    return out
+
+
+def add_retry_round(folder: Path, items: list[dict[str, Any]], finished: set[str],
+                    batch_ids: list[str]) -> list[str]:
+    """Record a new round with the items no finished batch coded; returns their ids (none:
+    nothing recorded). Every batch must have finished first (``finished``: instance ids
+    with a journal record), so a batch not yet run is never asked twice."""
+    pending = [b for b in batch_ids if b not in finished]
+    if pending:
+        raise CodingError(f"{len(pending)} batches have not run yet (e.g. {pending[0]}): "
+                          "finish the pass first (rerun without --retry-uncoded)")
+    codes = load_codes(folder)
+    left = [it["id"] for it in items if it["id"] not in codes]
+    if left:
+        with open(folder / RETRIES_FILE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"items": left}) + "\n")
+    return left
 
 
 def save_items(folder: Path, items: list[dict[str, Any]]) -> None:
