@@ -201,11 +201,16 @@ def load_codes(folder: Path) -> dict[str, Coded]:
 
 def coded_items(run_dir: str | Path, pass_: str = "main") -> list[dict[str, Any]]:
     """The pass's items, each with ``codes`` (a :class:`Codes` dict, or None when the coder
-    gave none it could use)."""
+    gave none it could use) and ``quotes`` (the coder's quotes, or None)."""
     folder = pass_dir(run_dir, pass_)
     codes = load_codes(folder)
-    return [{**it, "codes": codes[it["id"]].codes().model_dump() if it["id"] in codes else None}
-            for it in load_items(folder)]
+    out = []
+    for it in load_items(folder):
+        c = codes.get(it["id"])
+        out.append({**it, "codes": c.codes().model_dump() if c else None,
+                    "quotes": c.model_dump(include={"reading_quote", "sees_quote",
+                                                    "works_out_quote"}) if c else None})
+    return out
 
 
 def codes_by_key(run_dir: str | Path, pass_: str = "main") -> dict[str, Coded]:

@@ -61,7 +61,7 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
                            "hidden_choices": len(hid), **{s: sees[s] for s in SEES}})
     out: dict[str, Any] = {
         "run": str(run_dir), "readings": readings, "hidden": hidden,
-        "examples": _examples(run_dir, main),
+        "examples": _examples(main),
         "tests": {"main": _tests(main)},
         "uncoded": {"main": sum(1 for it in main if not it["codes"] and not it["test"])},
     }
@@ -73,21 +73,18 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
     return out
 
 
-def _examples(run_dir: Path, main: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _examples(main: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per model and reading, the first coded trace in scene order (then condition, sample)
     with the coder's quote, as §5 quotes the first own-view trace."""
-    from .items import codes_by_key
-
-    quotes = codes_by_key(run_dir)
     first: dict[tuple[str, str], dict[str, Any]] = {}
     for it in sorted((it for it in main if not it["test"] and it["codes"]),
                      key=lambda it: (it["scene"], it["condition"], it["sample"])):
         k = (it["model"], it["codes"]["reading"])
-        if k not in first and it["key"] in quotes:
+        if k not in first:
             first[k] = {"model": it["model"], "reading": it["codes"]["reading"],
                         "scene": it["scene"], "condition": it["condition"],
                         "sample": it["sample"], "choice": it.get("role"),
-                        "quote": quotes[it["key"]].reading_quote}
+                        "quote": it["quotes"]["reading_quote"]}
     order = {r: i for i, r in enumerate(READINGS)}
     return sorted(first.values(), key=lambda e: (e["model"], order[e["reading"]]))
 
