@@ -67,7 +67,7 @@ def test_items_are_every_traced_reply_and_the_coder_sees_no_model_condition_or_s
     for it in items:
         assert it["id"].startswith("item-") and it["scene"] not in it["id"]
     second, _ = select(study, pass_="second")
-    assert second and all(it["hidden_choice"] for it in second)
+    assert second and all(it["role"] == "hidden" for it in second)
     assert {it["id"] for it in second}.isdisjoint({it["id"] for it in items})  # new ids
     only, _ = select(study, conditions=["move"])
     assert {it["condition"] for it in only} == {"move"}

@@ -82,9 +82,20 @@ def model_names(study: dict[str, Any]) -> dict[str, str]:
     return {b["spec"]: b["model"] for b in study.get("backends", []) if "model" in b}
 
 
-def _aliases(run_dir: Path) -> dict[str, str]:
+def run_model_names(run_dir: Path) -> dict[str, str]:
+    """:func:`model_names` of a run directory's ``study.json`` (empty without one)."""
     path = run_dir / STUDY_FILE
     return model_names(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
+
+
+def reply_row(rec: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """Where a journal record of a study belongs: model (its design name), backend, batch,
+    condition, set, scene and sample."""
+    params = rec.get("params") or {}
+    return {"model": names.get(rec["backend"], rec["model"]), "backend": rec["backend"],
+            "batch": params.get("batch", ""), "condition": params["condition"],
+            "set": rec["instance_id"].rsplit("-", 1)[0], "scene": rec["instance_id"],
+            "sample": rec["sample"]}
 
 
 def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
@@ -96,20 +107,14 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     from .coding.items import trace_measures  # coding reads this module's names
 
     run_dir = Path(run_dir)
-    names = _aliases(run_dir)
+    names = run_model_names(run_dir)
     coded = trace_measures(run_dir)
     for rec in latest(run_dir / JOURNAL).values():
         params = rec.get("params") or {}
         if "condition" not in params:
             continue
         yield {
-            "model": names.get(rec["backend"], rec["model"]),
-            "backend": rec["backend"],
-            "batch": params.get("batch", ""),
-            "condition": params["condition"],
-            "set": rec["instance_id"].rsplit("-", 1)[0],
-            "scene": rec["instance_id"],
-            "sample": rec["sample"],
+            **reply_row(rec, names),
             "answered": rec["status"] == "answered",
             "error": (rec.get("error") or {}).get("kind"),
             **(rec.get("metrics") or {}),

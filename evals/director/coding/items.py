@@ -24,7 +24,7 @@ from typing import Any
 
 from ....engine.journal import JOURNAL, latest
 from ....engine.types import Instance
-from ..measures import _aliases
+from ..measures import reply_row, run_model_names
 from ..traces import test_traces
 from .codebook import Coded, Codes
 
@@ -68,36 +68,30 @@ def select(run_dir: str | Path, *, pass_: str = "main", models: Iterable[str] = 
     journal = run_dir / JOURNAL
     if not journal.is_file():
         raise CodingError(f"{run_dir} holds no {JOURNAL}: not a run directory")
-    names = _aliases(run_dir)
+    names = run_model_names(run_dir)
     want = {k: set(v) for k, v in (("model", models), ("condition", conditions),
                                    ("batch", batches), ("set", sets))}
     items, untraced = [], 0
     for key, rec in latest(journal).items():
-        params = rec.get("params") or {}
-        if "condition" not in params:
+        if "condition" not in (rec.get("params") or {}):
             continue
-        row = {"key": key, "model": names.get(rec["backend"], rec["model"]),
-               "batch": params.get("batch", ""), "condition": params["condition"],
-               "set": rec["instance_id"].rsplit("-", 1)[0], "scene": rec["instance_id"],
-               "sample": rec["sample"]}
+        row = {"key": key, **reply_row(rec, names)}
         if any(v and row[k] not in v for k, v in want.items()):
             continue
         pred = rec.get("prediction") if rec.get("status") == "answered" else None
         block = pred.get("block") if isinstance(pred, dict) else None
-        hidden = (rec.get("metrics") or {}).get("hidden")
-        if pass_ == "second" and not (block is not None and hidden == 1.0):
+        metrics = rec.get("metrics") or {}
+        role = None if block is None else ("hidden" if metrics.get("hidden") == 1.0 else
+                                           "dv" if metrics.get("dv") == 1.0 else "other")
+        if pass_ == "second" and role != "hidden":
             continue
         step = _traced_step(rec)
         if step is None:
             untraced += 1
             continue
-        metrics = rec.get("metrics") or {}
-        role = None if block is None else ("hidden" if metrics.get("hidden") == 1.0 else
-                                           "dv" if metrics.get("dv") == 1.0 else "other")
         items.append({**row, "id": neutral_id(seed, pass_, key), "test": False,
                       "trace": step["reply"]["reasoning"], "reply": step["reply"]["text"],
-                      "block": block, "role": role,
-                      "hidden_choice": hidden == 1.0 if hidden is not None else None})
+                      "block": block, "role": role})
     items.sort(key=lambda it: it["id"])
     return items, untraced
 
@@ -223,7 +217,7 @@ def codes_by_key(run_dir: str | Path, pass_: str = "main") -> dict[str, Coded]:
             if not it["test"] and it["id"] in codes}
 
 
-def code_measures(codes: dict[str, Any], hidden_choice: bool | None) -> dict[str, float]:
+def code_measures(codes: dict[str, Any], role: str | None) -> dict[str, float]:
     """A coded reply's measures for the study's analysis (``measures.rows``): the reading
     (``own_view``, ``dv_reading``, ``digit_reading``, ``prior_reading``), ``works_out``, and
     ``hidden_unseen``: a hidden-block choice whose trace takes the director not to see it."""
@@ -233,8 +227,8 @@ def code_measures(codes: dict[str, Any], hidden_choice: bool | None) -> dict[str
            "digit_reading": float(c.reading == "largest_digit"),
            "prior_reading": float(c.reading == "prior_knowledge"),
            "works_out": float(c.works_out)}
-    if hidden_choice is not None:
-        out["hidden_unseen"] = float(hidden_choice and c.sees == "unseen")
+    if role is not None:  # the reply chose a block (``role``: hidden, dv or other)
+        out["hidden_unseen"] = float(role == "hidden" and c.sees == "unseen")
     return out
 
 
@@ -243,5 +237,5 @@ def trace_measures(run_dir: str | Path) -> dict[str, dict[str, float]]:
     folder = Path(run_dir) / CODING_DIR / "main"
     if not (folder / ITEMS_FILE).is_file():
         return {}
-    return {it["key"]: code_measures(it["codes"], it.get("hidden_choice"))
+    return {it["key"]: code_measures(it["codes"], it.get("role"))
             for it in coded_items(run_dir, "main") if not it["test"] and it["codes"]}

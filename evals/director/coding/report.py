@@ -54,7 +54,7 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
         readings.append({"model": model, "batch": batch, "condition": cond, "traces": len(its),
                          "coded": n, **{r: count[r] / n if n else None for r in READINGS},
                          "works_out": sum(c["works_out"] for c in coded) / n if n else None})
-        hid = [it["codes"] for it in its if it["codes"] and it.get("hidden_choice")]
+        hid = [it["codes"] for it in its if it["codes"] and it.get("role") == "hidden"]
         if hid:
             sees = Counter(c["sees"] for c in hid)
             hidden.append({"model": model, "batch": batch, "condition": cond,
