@@ -96,17 +96,25 @@ def select(run_dir: str | Path, *, pass_: str = "main", models: Iterable[str] = 
     return items, untraced
 
 
+def test_items(n: int, *, pass_: str = "main", seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` test traces written to a known code (``known``), as items with neutral ids."""
+    out = []
+    for i, (trace, codes, block) in enumerate(test_traces(n, random.Random(f"tests/{seed}/{pass_}"))):
+        out.append({"key": f"test-{i:03d}", "id": neutral_id(seed, pass_, f"test-{i}"),
+                    "test": True, "trace": trace, "reply": json.dumps({"block": block}),
+                    "block": block, "known": codes.model_dump()})
+    return out
+
+
+test_items.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
 def with_tests(items: list[dict[str, Any]], n_tests: int, *, pass_: str = "main",
                seed: int = 0) -> list[dict[str, Any]]:
     """``items`` and ``n_tests`` test traces written to a known code, in one seeded random
     order. A test item's reply names only the block, so its intended ``sees`` code never
     rests on a report."""
-    tests = []
-    for i, (trace, codes, block) in enumerate(test_traces(n_tests, random.Random(f"tests/{seed}/{pass_}"))):
-        tests.append({"key": f"test-{i:03d}", "id": neutral_id(seed, pass_, f"test-{i}"),
-                      "test": True, "trace": trace, "reply": json.dumps({"block": block}),
-                      "block": block, "known": codes.model_dump()})
-    out = items + tests
+    out = items + test_items(n_tests, pass_=pass_, seed=seed)
     random.Random(f"order/{seed}/{pass_}").shuffle(out)
     return out
 

@@ -18,10 +18,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..traces import test_traces
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
-from .items import CODING_DIR, CodingError, coded_items, neutral_id, select
+from .items import CODING_DIR, CodingError, coded_items, neutral_id, select, test_items
 
 SHEET_COLUMNS = ("id", "trace", "reply", "reading", "sees", "works_out")
 ROLES = ("dv", "hidden", "other")
@@ -39,7 +38,7 @@ def draw(run_dir: str | Path, *, per_stratum: int = 3, tests: int = 6, seed: int
     used: set[tuple[str, str]] = set()
     chosen = []
     for key in sorted(strata):
-        pool = sorted(strata[key], key=lambda it: it["id"])
+        pool = strata[key]  # in id order, as select gives them
         rng.shuffle(pool)
         taken = 0
         for it in pool:
@@ -50,11 +49,9 @@ def draw(run_dir: str | Path, *, per_stratum: int = 3, tests: int = 6, seed: int
             used.add((it["model"], it["scene"]))
             chosen.append({**it, "stratum": "/".join(key)})
             taken += 1
-    for i, (trace, codes, block) in enumerate(test_traces(tests, random.Random(f"sheet-tests/{seed}"))):
-        chosen.append({"key": f"test-{i:03d}", "test": True, "trace": trace,
-                       "reply": json.dumps({"block": block}), "known": codes.model_dump()})
     for it in chosen:
         it["id"] = neutral_id(seed, "sheet", it["key"])
+    chosen += test_items(tests, pass_="sheet", seed=seed)
     rng.shuffle(chosen)
     return chosen
 
