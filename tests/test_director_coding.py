@@ -108,14 +108,20 @@ def test_rerunning_resumes_and_other_items_are_refused(coded):
                    progress=False)
 
 
-def test_the_report_follows_the_reply_where_the_trace_states_nothing(coded):
-    for it in coded_items(coded):
-        if it["test"] or read_trace(it["trace"]).sees != "not_stated":
-            continue
-        reply = json.loads(it["reply"]) if it["reply"].lstrip().startswith("{") else None
-        if reply and "visible" in reply:
-            want = "seen" if reply["block"] in reply["visible"] else "unseen"
-            assert it["codes"]["sees"] == want
+def test_the_sim_coder_follows_the_report_where_the_trace_states_nothing():
+    import random
+
+    from unseen.evals.director.coding.coder import sim_code
+
+    trace = "The director sits across the table from me. I will go with block 7."
+    items = [{"id": "a", "trace": trace, "reply": '{"visible": [2, 5], "block": 7}', "block": 7},
+             {"id": "b", "trace": trace, "reply": '{"visible": [2, 7], "block": 7}', "block": 7},
+             {"id": "c", "trace": trace, "reply": '{"block": 7}', "block": 7}]
+    first = {c["id"]: c for c in json.loads(sim_code(items, False, 0.0, random.Random(0)))["codes"]}
+    assert [first[i]["sees"] for i in "abc"] == ["unseen", "seen", "not_stated"]
+    assert first["a"]["reading"] == "none" and first["a"]["reading_quote"] == "I will go with block 7."
+    second = json.loads(sim_code(items, True, 0.0, random.Random(0)))["codes"]
+    assert [c["sees"] for c in second] == ["not_stated"] * 3  # no report to follow
 
 
 def test_second_pass_codes_hidden_choices_again_and_reports_kappa(coded):
