@@ -567,9 +567,10 @@ def director_code(
     scene_set: Annotated[list[str] | None, typer.Option("--set", help="Only this scene set; repeatable.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per coder request.")] = 20,
     tests: Annotated[int, typer.Option(min=0, help="Test traces written to a known code, mixed in unmarked (the paper: 30).")] = 30,
-    seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order and the test traces.")] = 0,
+    repeats: Annotated[int, typer.Option(min=0, help="Real items coded a second time under new ids within the main pass (the paper: 30); the second pass takes none.")] = 30,
+    seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order, the test traces and the repeats.")] = 0,
     retry_uncoded: Annotated[bool, typer.Option("--retry-uncoded", help="Once every batch has run, ask again, in new batches, the items the coder left uncoded (a quote not in the trace, an item left out).")] = False,
-    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder; 'none' sends none.")] = "high",
+    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder (the paper: the maximum, OpenAI's 'max'; 'high' for vLLM or Gemini); 'none' sends none.")] = "max",
     no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
     base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
@@ -591,7 +592,8 @@ def director_code(
         done = run_coding(
             run_dir, coder, second_pass=second_pass, models=model or (),
             conditions=condition or (), batches_=batch or (), sets=scene_set or (),
-            batch_size=batch_size, tests=tests, seed=seed, retry_uncoded=retry_uncoded,
+            batch_size=batch_size, tests=tests, repeats=repeats, seed=seed,
+            retry_uncoded=retry_uncoded,
             concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir, timeout_s=timeout,
             base_url=base_url, reasoning_effort=reasoning_effort, structured=not no_schema,
             progress=not quiet)
@@ -602,7 +604,8 @@ def director_code(
         return
     if done.retried is not None:
         out.print(f"asked again: {done.retried} items no earlier reply coded")
-    out.print(f"{done.items} traces and {tests} test traces in {result.total} batches; "
+    out.print(f"{done.items} traces, {done.repeats} of them again, and {tests} test traces in "
+              f"{result.total} batches; "
               f"{result.answered}/{result.done} new batches coded ({result.seconds:.1f} s); "
               f"{done.untraced} selected replies carry no trace")
     _print_reasons(result.by_error)

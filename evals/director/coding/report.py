@@ -17,13 +17,13 @@ from typing import Any
 
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
-from .items import CODING_DIR, ITEMS_FILE, coded_items
+from .items import CODING_DIR, ITEMS_FILE, coded_items, is_real
 
 
 def _groups(items: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
     out: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for it in items:
-        if not it["test"]:
+        if is_real(it):
             out[(it["model"], it["batch"], it["condition"])].append(it)
     return dict(sorted(out.items()))
 
@@ -63,21 +63,35 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
         "run": str(run_dir), "readings": readings, "hidden": hidden,
         "examples": _examples(main),
         "tests": {"main": _tests(main)},
-        "uncoded": {"main": sum(1 for it in main if not it["codes"] and not it["test"])},
+        "uncoded": {"main": sum(1 for it in main if not it["codes"] and is_real(it))},
+        "repeats": _repeats(main),
     }
     if (run_dir / CODING_DIR / "second" / ITEMS_FILE).is_file():
         second = coded_items(run_dir, "second")
         out["tests"]["second"] = _tests(second)
-        out["uncoded"]["second"] = sum(1 for it in second if not it["codes"] and not it["test"])
+        out["uncoded"]["second"] = sum(1 for it in second if not it["codes"] and is_real(it))
         out["second_pass"] = _second_pass(main, second)
     return out
+
+
+def _repeats(main: list[dict[str, Any]]) -> dict[str, Any]:
+    """The real items coded a second time in the pass: how many, how many got codes both
+    times, and of those how many got the same reading and ``sees`` code (the paper's "the
+    same two codes"), the same reading, the same ``sees`` and the same ``works_out``."""
+    first = {it["id"]: it["codes"] for it in main if is_real(it)}
+    again = [it for it in main if it.get("repeat_of")]
+    both = [(first[it["repeat_of"]], it["codes"]) for it in again
+            if it["codes"] and first.get(it["repeat_of"])]
+    same = {k: sum(a[k] == b[k] for a, b in both) for k in ("reading", "sees", "works_out")}
+    two = sum(a["reading"] == b["reading"] and a["sees"] == b["sees"] for a, b in both)
+    return {"n": len(again), "coded_both": len(both), "same_two_codes": two, **same}
 
 
 def _examples(main: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per model and reading, the first coded trace in scene order (then condition, sample)
     with the coder's quote, as §5 quotes the first own-view trace."""
     first: dict[tuple[str, str], dict[str, Any]] = {}
-    for it in sorted((it for it in main if not it["test"] and it["codes"]),
+    for it in sorted((it for it in main if is_real(it) and it["codes"]),
                      key=lambda it: (it["scene"], it["condition"], it["sample"])):
         k = (it["model"], it["codes"]["reading"])
         if k not in first:
@@ -92,10 +106,10 @@ def _examples(main: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _second_pass(main: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per model, batch and condition: hidden-block choices coded in both passes whose
     ``sees`` code is the same, and κ over them with its interval."""
-    first = {it["key"]: it["codes"] for it in main if not it["test"] and it["codes"]}
+    first = {it["key"]: it["codes"] for it in main if is_real(it) and it["codes"]}
     pairs: dict[tuple[str, str, str], list[tuple[str, str]]] = defaultdict(list)
     for it in second:
-        if not it["test"] and it["codes"] and it["key"] in first:
+        if is_real(it) and it["codes"] and it["key"] in first:
             pairs[(it["model"], it["batch"], it["condition"])].append(
                 (first[it["key"]]["sees"], it["codes"]["sees"]))
     rows = []
@@ -147,6 +161,13 @@ def tables(summary: dict[str, Any]) -> list[tuple[str, list[str], list[list[Any]
     sections.append(("Coder checks: test traces written to a known code",
                      ["pass", "tests", "coded", "reading and sees as intended",
                       "works-out as intended", "real items uncoded"], checks))
+    rep = summary.get("repeats")
+    if rep:
+        sections.append(("Coder checks: real items coded a second time in the main pass",
+                         ["items", "coded both times", "same reading and sees",
+                          "same reading", "same sees", "same works-out"],
+                         [[rep["n"], rep["coded_both"], rep["same_two_codes"], rep["reading"],
+                           rep["sees"], rep["works_out"]]]))
     return sections
 
 
