@@ -151,7 +151,16 @@ def test_second_pass_codes_hidden_choices_again_and_reports_kappa(coded):
     text = render(s, "table")
     assert "Second pass" in text and "Readings" in text
     assert json.loads(render(s, "json"))["run"] == str(coded)
-    assert render(s, "md").startswith("### Readings")
+    # a simulated respondent and a simulated coder: every format says so first
+    md = render(s, "md")
+    assert md.startswith("**SIMULATED: the replies and traces of sim-director-strong")
+    assert "**SIMULATED coder: the codes of the main pass (sim:default,dir_coder_error=0)" in md
+    assert "### Readings" in md and "| sim-director-strong (sim) |" in md
+    assert text.startswith("SIMULATED: the replies") and "sim-director-strong (sim)" in text
+    j = json.loads(render(s, "json"))
+    assert j["simulated"] == ["sim-director-strong"] and j["coders"]["main"]["simulated"]
+    assert j["notices"][0].startswith("SIMULATED")
+    assert "<p class=banner><b>SIMULATED" in render(s, "html")
 
 
 def test_analysis_fits_comparisons_on_coded_traces(coded, study):

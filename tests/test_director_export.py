@@ -98,8 +98,9 @@ def test_header_conditions_and_comparisons(report, data):
     assert "visibility question" in text and "move/twoturn − move: accuracy; batch q" in text
     assert "Family s4: Benjamini-Hochberg" in text and "Margin tests" in text
     assert "Legend" in text and "∗: an increase or a decrease" in text
-    # one rates table (model × 7 measures) and two changes tables of one row each
-    assert page.rows == {"rates": 1 + 7, "changes": 4}
+    # one rates table (model × 9 measures, two derived from the report) and two changes
+    # tables of one row each
+    assert page.rows == {"rates": 1 + 9, "changes": 4}
     assert len(data["changes"]) == 2
 
 
@@ -107,16 +108,21 @@ def test_numbers_match_the_analysis(report, data):
     text = _text(_html(report))
     for c in data["changes"]:
         assert c["status"] == "ok"
-        diff, ci = pct(c["diff"], signed=True), interval(c["low"], c["high"])
+        # an interval cut at ±100 points ends in ‡ (stats.compare, "The rule")
+        cut = "‡" if c["clipped"] else ""
+        diff, ci = pct(c["diff"], signed=True), interval(c["low"], c["high"]) + cut
         row = f"{c['model']} SIMULATED {diff} {ci}"
         assert row in text, row
         assert f"{c['method']} {c['n']} {c['G']}" in text
     first, margin = data["changes"]
     p = "<0.001" if first["p"] < 0.001 else f"{first['p']:.3f}"
-    assert f"{interval(first['low'], first['high'])} {first['mark'] or ''}".strip() in text
+    cut = "‡" if first["clipped"] else ""
+    shown = {"*": "∗", "†": "†"}.get(first["mark"], "")
+    assert f"{interval(first['low'], first['high'])}{cut} {shown}".strip() in text
     assert p in text
     verdict = "within" if margin["equivalent"] else "not within"
-    assert f"{interval(margin['low'], margin['high'])} {verdict} {margin['method']}" in text
+    cut = "‡" if margin["clipped"] else ""
+    assert f"{interval(margin['low'], margin['high'])}{cut} {verdict} {margin['method']}" in text
     move = next(r for r in data["rates"] if r["condition"] == "move")
     hidden = move["measures"]["hidden"]
     assert f"{pct(hidden['share'])} {interval(hidden['low'], hidden['high'], ends=pct)}" in text

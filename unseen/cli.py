@@ -441,7 +441,8 @@ def cache_clear(
 def director_prompts(
     scene: Annotated[str | None, typer.Option("--scene", help="Scene id whose visible blocks the stated variant lists.")] = None,
     scenes: Annotated[Path | None, typer.Option("--scenes", help="scenes.jsonl made by `unseen data director`.")] = None,
-    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>[/<question>][+<insert>]; repeatable.")] = None,
+    # "\\[": rich markup would read "[/<question>]" in a help text as a closing tag
+    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>\\[/<question>]\\[+<insert>]; repeatable.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Print every prompt condition, each checked byte for byte against its request's base."""
