@@ -42,6 +42,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .evals.director.analyze import AnalysisError
     from .evals.director.coding.items import CodingError
     from .evals.director.dataset import SceneSetError
     from .evals.director.prompts import PromptError
@@ -52,7 +53,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            FileNotFoundError, NotADirectoryError)
+            AnalysisError, FileNotFoundError, NotADirectoryError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
@@ -529,32 +530,18 @@ def director_analyze(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of `unseen director run`.")],
     design_file: Annotated[str | None, typer.Option("--design", help="Analyse with this design (TOML or a shipped name) instead of the one the run stored.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json, md or latex.")] = "table",
-    plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG plots (forest plots of the changes, hidden-block rates) into this folder.")] = None,
+    plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG plots into this folder (with --paper: the paper's figures, default RUN/paper-figures).")] = None,
+    paper: Annotated[bool, typer.Option("--paper", help="Lay out the paper's tables and figures by number (Tables 2-13, Figures 3-7) and write the figures as PNGs.")] = False,
     n_boot: Annotated[int, typer.Option(min=100, help="Scene resamples for each rate's interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the scene resamples.")] = 0,
-    drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size').")] = False,
+    drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size'), and list the verdicts that change against all scenes.")] = False,
 ) -> None:
     """The study's tables: rates per condition and the design's comparisons in points, with
     95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
-    from .evals.director.analyze import AnalysisError, analyze_run, plot
-    from .evals.director.tables import FORMATS, render
+    from .director_analyze import analyze_command
 
-    if fmt not in FORMATS:
-        raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    try:
-        with err.status("fitting the comparisons…"):
-            analysis = analyze_run(run_dir, design_file, n_boot=n_boot, seed=seed,
-                                   drop_apparent=drop_apparent)
-    except AnalysisError as exc:
-        raise UserError(str(exc)) from None
-    result = render(analysis, fmt, width=out.width)
-    if isinstance(result, str):
-        print(result)
-    else:
-        out.print(result)
-    if plots is not None:
-        for path in plot(analysis, plots):
-            err.print(f"wrote {path}", highlight=False)
+    analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper, n_boot=n_boot,
+                    seed=seed, drop_apparent=drop_apparent, console=out, status=err)
 
 
 @director_app.command("code")

@@ -24,7 +24,7 @@ DPI = 150
 _COLORS = {"*": "#1f4e99", "†": "#d9822b", "": "#555555"}
 
 
-def _plt():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -79,7 +79,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
     from .analyze import MARGIN_GROUP, NOT_ASKED
     from .tables import group_title, interval, pct, what
 
-    plt = _plt()
+    plt = pyplot()
     rows: list[tuple[str, Any]] = []  # ("head", comparison) or ("row", change)
     last = None
     for c in changes:
@@ -164,7 +164,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
 def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
                     out: str | Path) -> Path:
     """The hidden-block choice rate per condition of a batch, a bar per model, with intervals."""
-    plt = _plt()
+    plt = pyplot()
     try:
         order = list(analysis.design.batch(batch).conditions)
     except KeyError:

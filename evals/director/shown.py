@@ -242,7 +242,7 @@ _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
         "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
         "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
         "−": "$-$", "–": "--", "—": "---", "±": r"$\pm$", "×": r"$\times$", "∗": "$^{*}$",
-        "†": r"\dag{}", "§": r"\S{}", "“": "``", "”": "''", "‘": "`", "’": "'", "≥": r"$\geq$", "≤": r"$\leq$"}
+        "†": r"\dag{}", "‡": r"\ddag{}", "•": r"$\bullet$", "§": r"\S{}", "“": "``", "”": "''", "‘": "`", "’": "'", "≥": r"$\geq$", "≤": r"$\leq$"}
 
 
 def tex(s: str) -> str:
@@ -256,7 +256,8 @@ def tex_num(s: str) -> str:
         return "--"
     if not any(ch.isdigit() for ch in s):
         return tex(s)
-    return f"${s}$"
+    cut = s.endswith("‡")  # an interval cut at ±100 points: the mark outside math mode
+    return f"${s.removesuffix('‡')}$" + (r"\ddag{}" if cut else "")
 
 
 def tex_tabular(headers: Sequence[str], rows: Iterable[Sequence[str]], cols: str,
