@@ -315,17 +315,21 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
         need = [max((len(w) for r in x.rows for w in r[i].split()), default=1)
                 for i in range(len(x.columns))]
         need[0] = min(need[0], 22)
+        # the number, caption and notes as paragraphs of the console's width, not the table's
+        parts += [Text(""), Text(f"{x.number}. {x.caption}", style="bold")]
+        if not x.rows:
+            parts.append(Text(empty, style="dim"))
+            continue
         for k, cols in enumerate(_chunks(need, width or 10**6)):
-            last = k == len(_chunks(need, width or 10**6)) - 1
-            t = Table(title=f"{x.number}. {x.caption}" if k == 0 else f"{x.number} (continued)",
-                      title_justify="left", box=box.SIMPLE_HEAD, caption_justify="left",
-                      caption=("\n".join(x.notes) if x.rows else empty) if last else None)
+            t = Table(box=box.SIMPLE_HEAD,
+                      title=f"{x.number} (continued)" if k else None, title_justify="left")
             for i in cols:
                 t.add_column(x.columns[i], justify="left" if i == 0 else "right",
-                             overflow="fold")
+                             overflow="fold", min_width=need[0] if i == 0 else None)
             for r in x.rows:
                 t.add_row(*(Text(r[i]) for i in cols))
-            parts += [Text(""), t]
+            parts.append(t)
+        parts += [Text(n, style="dim") for n in x.notes]
     return Group(*parts)
 
 
