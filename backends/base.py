@@ -22,6 +22,7 @@ class BaseBackend:
     simulated = False
     cacheable = True
     capabilities = Capabilities()
+    answers: frozenset[str] | None = None  # a model answers any prompt
 
     def __init__(self, model: str, box_format: str | None = None, spec: str | None = None):
         self.model = model

@@ -31,7 +31,11 @@ class RunError(ValueError):
 
 
 def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
-    """Resume into an existing run directory: same data, union of strategies and backends."""
+    """Resume into an existing run directory: same data, union of strategies and backends.
+
+    ``--limit N`` runs the first N instances, so the instances a run directory holds are the
+    first ``max`` of its invocations' limits (all of them once any invocation had none):
+    ``run.json`` records that union, never the last invocation's smaller count."""
     path = run_dir / RUN_FILE
     if not path.is_file():
         return config
@@ -49,6 +53,9 @@ def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
         "strategies": union(old.strategies, config.strategies),
         "backends": union(old.backends, config.backends),
         "samples": max(old.samples, config.samples),
+        "instances": max(old.instances, config.instances),
+        "limit": None if old.limit is None or config.limit is None
+        else max(old.limit, config.limit),
     })
 
 

@@ -42,6 +42,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .engine.runner import PairingError
     from .evals.director.coding.items import CodingError
     from .evals.director.dataset import SceneSetError
     from .evals.director.prompts import PromptError
@@ -52,7 +53,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            FileNotFoundError, NotADirectoryError)
+            PairingError, FileNotFoundError, NotADirectoryError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
@@ -193,18 +194,28 @@ def curve(
     instances whose ground-truth box is still inside the region. Each model's `direct`
     result is the reference line.
     """
-    from .evals.scenefunri.curves import CURVE_METRICS, curve_table, curves, direct_baselines
+    from .evals.scenefunri.curves import (
+        CURVE_METRICS,
+        curve_table,
+        curves,
+        direct_baselines,
+        with_baselines,
+    )
 
     if metric not in CURVE_METRICS:
         raise UserError(f"unknown metric {metric!r}; choose {', '.join(CURVE_METRICS)}")
     if fmt not in ("table", "json", "png"):
         raise UserError(f"unknown format {fmt!r}; choose table, json or png")
-    rows = curves(run_dirs, ceiling=ceiling)
-    if not rows:
-        raise UserError("no iterative region strategy (such as spoe) in these runs")
+    notes: list[str] = []
+    rows = curves(run_dirs, ceiling=ceiling, notes=notes)
+    for note in notes:
+        err.print(f"note: {escape(note)}", soft_wrap=True, highlight=False)
+    if not any(r["model"] != "oracle (ceiling)" for r in rows):
+        raise UserError("no iterative region strategy (such as spoe) with an answered "
+                        "trajectory in these runs")
     base = direct_baselines(run_dirs)
     if fmt == "json":
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(with_baselines(rows, base), indent=2))
     elif fmt == "png":
         from .renderers.plots import curve_png
 

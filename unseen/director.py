@@ -19,7 +19,7 @@ from typing import Any
 from .backends import connect, sim
 from .engine.cache import ReplyCache
 from .engine.journal import RUN_FILE
-from .engine.runner import RunResult
+from .engine.runner import RunResult, check_pairing
 from .engine.types import RunConfig
 from .evals.director import strategy as _strategy  # noqa: F401 - registers `director`
 from .evals.director.measures import STUDY_FILE, score
@@ -94,15 +94,16 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                     f"no batch of design {design.name!r} asks model {name!r} ({spec}); the "
                     f"design names {', '.join(asked)}: run it in one's place with "
                     f"--backend NAME={spec}")
+        decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
+                    "max_tokens": max_tokens}
+        specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
+                 for b in design.batches for c in b.conditions}
+        check_pairing(list(specs.values()), clients, "director")  # before scenes are rendered
         earlier = check_same_design(out, design)
         needed = [s for s in design.sets if any(
             s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
         scenes_root = Path(scenes) if scenes else recorded_scenes(earlier) or out / "scenes"
         sets = scene_sets(design, needed, scenes_root, progress=progress)
-        decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
-                    "max_tokens": max_tokens}
-        specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
-                 for b in design.batches for c in b.conditions}
         plan = plan_calls(design, clients, names, specs, sets)
         described = [{**c.describe(), "spec": c.spec, "model": n}
                      for c, n in zip(clients, names, strict=True)]
