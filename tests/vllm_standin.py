@@ -45,10 +45,7 @@ AsyncEngineArgs = make_dataclass(
 # --- vllm/sampling_params.py --------------------------------------------------------------
 
 
-class RequestOutputKind(enum.Enum):
-    CUMULATIVE = 0
-    DELTA = 1
-    FINAL_ONLY = 2
+RequestOutputKind = enum.Enum("RequestOutputKind", {"CUMULATIVE": 0, "DELTA": 1, "FINAL_ONLY": 2})
 
 
 @dataclass
@@ -161,9 +158,7 @@ class EngineDeadError(VLLMServerError): ...
 # --- vllm/entrypoints/openai/chat_completion/protocol.py ----------------------------------
 
 
-class ChatCompletionRequest(BaseModel):
-    """The fields a reasoning parser may read."""
-
+class ChatCompletionRequest(BaseModel):  # the fields a reasoning parser may read
     messages: list[Any]
     model: str | None = None
     chat_template_kwargs: dict[str, Any] | None = None
@@ -244,9 +239,7 @@ class ModelConfig:
         return dict(self._generation_config)
 
 
-class Renderer:
-    """vllm/renderers/base.py ``BaseRenderer``: chat messages to engine inputs."""
-
+class Renderer:  # vllm/renderers/base.py BaseRenderer: chat messages to engine inputs
     def __init__(self, engine: AsyncLLM):
         self.engine = engine
 
