@@ -45,6 +45,10 @@ class BaseBackend:
     def prepare(self, instances: list[Instance]) -> None:
         """Called once with the run's instances (baselines use it; most ignore it)."""
 
+    async def ready(self) -> None:
+        """Awaited before each call, outside its timeout: a backend that loads a model (vLLM
+        in this process) does it here; raises ProviderError if it cannot."""
+
     async def aclose(self) -> None:
         """Release connections."""
 

@@ -79,6 +79,16 @@ def _print_reasons(by_error: dict[str, int]) -> None:
         out.print(f"[yellow]unanswered by reason:[/] {reasons}")
 
 
+def _print_servers(run_dir: Path) -> None:
+    """A line of per-server counts for each backend spread over several servers."""
+    from .backends.servers import server_summary
+
+    config = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    for desc in config.get("backends", []):
+        if line := server_summary(desc):
+            out.print(line, soft_wrap=True, highlight=False, markup=False)
+
+
 @app.command()
 def run(
     data: Annotated[Path | None, typer.Option(help="SceneFunRI folder (default: the bundled sample set).")] = None,
@@ -89,7 +99,7 @@ def run(
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
     box_format: Annotated[str | None, typer.Option(help="Override the box convention: pixel, norm1000, gemini, unit, qwen2.5.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
@@ -122,6 +132,7 @@ def run(
         len(strategies) > 1 else None
     out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
     _print_reasons(result.by_error)
+    _print_servers(result.run_dir)
     out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
 
 
@@ -502,7 +513,7 @@ def director_run(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: the provider's).")] = None,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
-    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
@@ -583,7 +594,7 @@ def director_code(
     reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder; 'none' sends none.")] = "high",
     no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
-    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,

@@ -67,7 +67,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                           concurrency: int = 8, cache: bool = True,
                           cache_dir: str | Path | None = None, timeout_s: float = 600.0,
                           max_attempts: int = 6, backoff_base_s: float = 1.0,
-                          base_url: str | None = None, reasoning_effort: str = "medium",
+                          base_url: str | list[str] | None = None, reasoning_effort: str = "medium",
                           temperature: float | None = None, max_tokens: int | None = None,
                           progress: bool = True) -> RunResult:
     """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``."""
