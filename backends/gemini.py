@@ -137,7 +137,7 @@ class Gemini(BaseBackend):
         if d.temperature is not None:
             cfg["temperature"] = d.temperature
         if d.seed is not None:
-            cfg["seed"] = d.seed
+            cfg["seed"] = request.provider_seed
         if d.max_tokens is not None:
             cfg["max_output_tokens"] = d.max_tokens
         if d.choices:

@@ -144,7 +144,7 @@ class OpenAIChat(OpenAIClientBackend):
             if d.temperature is not None:
                 kw["temperature"] = d.temperature
             if d.seed is not None:
-                kw["seed"] = d.seed
+                kw["seed"] = request.provider_seed
         if d.max_tokens is not None:
             kw["max_tokens" if self.vllm else "max_completion_tokens"] = d.max_tokens
         if d.reasoning_effort is not None:

@@ -99,7 +99,7 @@ def sampling_kwargs(request: Request, defaults: dict[str, Any]) -> dict[str, Any
     caps = [v for v in (d.max_tokens, defaults.get("max_tokens")) if v is not None]
     kw["max_tokens"] = min(caps) if caps else None
     if d.seed is not None:
-        kw["seed"] = d.seed + request.sample  # samples of one request differ
+        kw["seed"] = request.provider_seed  # samples of one request differ
     if d.logprobs:
         kw["logprobs"] = TOP_LOGPROBS
     if d.choices:
