@@ -361,11 +361,14 @@ def data_build(
         s = build(scenefun3d, out_dir, params)
     except (ValueError, SceneFun3DError) as exc:  # a malformed scan names its file
         raise UserError(str(exc)) from None
-    out.print(f"{s.visits} visits, {s.frames} frames: {s.candidates} candidates, "
-              f"[bold]{s.kept} kept[/] in {out_dir}")
+    out.print(f"{s.visits} visits, {s.frames} frames, {s.pairs} (frame, description) pairs: "
+              f"{s.candidates} candidates, [bold]{s.kept} kept[/] in {out_dir}")
     for reason, n_dropped in s.dropped.most_common():
         out.print(f"  dropped {n_dropped:>6}  {reason}")
-    out.print(f"instances a person should review: {out_dir / 'review.jsonl'}")
+    review = [json.loads(x) for x in (out_dir / "review.jsonl").read_text().splitlines()]
+    flagged = sum(bool(r["reasons"]) for r in review)
+    out.print(f"{flagged} of {len(review)} instances a person should review, and each one's "
+              f"frame pick: {out_dir / 'review.jsonl'}; the funnel: {out_dir / 'build.json'}")
 
 
 @data_app.command("rooms")

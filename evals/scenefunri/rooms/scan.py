@@ -72,8 +72,8 @@ def part_points(mesh: Mesh, item: Item, n: int, rng) -> np.ndarray:
 
 def sample_scan(meshes: list[Mesh], layout: RoomLayout, rng, n_points: int = 60000,
                 part_density: float = 40000.0, part_range=(150, 400)):
-    """A laser scan of the room in its own (world = ARKit) frame: ``(points (N, 3), colors
-    (N, 3) uint8, annotations)``. Surfaces are sampled by area; each functional part is
+    """A laser scan of the room in the room's own frame, which is the laser-scan frame:
+    ``(points (N, 3), colors (N, 3) uint8, annotations)``. Surfaces are sampled by area; each functional part is
     sampled densely on its own (``part_density`` points per m², clipped to ``part_range``)
     and annotated with its affordance; one "exclude" annotation marks a reflective surface
     (mirror, TV or window), as the real data marks regions to leave out. Points are shuffled,

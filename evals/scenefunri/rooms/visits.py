@@ -133,16 +133,18 @@ def build_visit(index: int, seed: int = 0, size=(640, 480), color: bool = True) 
             intended.append(Intended(desc_id(layout, v.task), v.task.text,
                                      [annot_id(layout, v.task.target)], ts, v.camera_to_world, chk))
     t3 = time.perf_counter()
+    # the toolkit's frames: the room's own frame is the laser scan's, where the scan and the
+    # hires poses live; only the mesh is written in the ARKit frame, l2a applied
     l2a = laser_to_arkit(np.random.default_rng([seed, index, 3]))
-    laser = (points - l2a[:3, 3]) @ l2a[:3, :3]  # inverse of p_arkit = R p_laser + t
+    arkit_vertices = scene.vertices @ l2a[:3, :3].T + l2a[:3, 3]
     vcol = np.zeros((len(scene.vertices), 3))
     for k in range(3):  # vertices take their faces' colours (the last face written wins)
         vcol[scene.faces[:, k]] = scene.colors
-    video = VideoData(video_id(index), frames, l2a, scene.vertices.copy(), scene.faces.copy(),
+    video = VideoData(video_id(index), frames, l2a, arkit_vertices, scene.faces.copy(),
                       np.clip(np.rint(vcol * 255), 0, 255).astype(np.uint8))
     descriptions = [Description(desc_id(layout, t), [annot_id(layout, t.target)], t.text)
                     for t in layout.tasks]
-    visit = VisitData(visit_id(index), laser, colors, points[:, 2] < layout.height - 0.01,
+    visit = VisitData(visit_id(index), points, colors, points[:, 2] < layout.height - 0.01,
                       annotations, descriptions, [video])
     secs = {"layout_scan": t1 - t0, "plan": t2 - t1, "render": t3 - t2}
     return RoomBuild(visit, layout, intended, dropped, secs)
