@@ -139,7 +139,7 @@ def test_default_run_subprocess(tmp_path):
     assert [b["spec"] for b in config["backends"]] == ["sim"]
     assert config["backends"][0]["simulated"] is True
     bundled = load_dataset(bundled_sample())
-    assert config["instances"] == len(bundled) == 72
+    assert config["instances"] == len(bundled) == 65
     assert keylike_fields(config) == []
     assert SECRET not in config_text
     assert load_dataset(config["data"]).fingerprint == config["dataset_fingerprint"]
@@ -396,7 +396,7 @@ def test_data_sample_writes_loadable_dataset(tmp_path, sample_data):
     res = CliRunner().invoke(cli.app, ["data", "sample", "--out", str(out)])
     assert res.exit_code == 0, res.output
     ds = load_dataset(out)
-    assert len(ds) == 72
+    assert len(ds) == 65
     assert ds.fingerprint in res.output.replace("\n", "")
     assert ds.fingerprint == load_dataset(bundled_sample()).fingerprint  # a faithful copy
 

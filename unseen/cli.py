@@ -318,7 +318,7 @@ def backends() -> None:
 def data_sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the sample set into.")],
 ) -> None:
-    """Copy the bundled sample SceneFunRI set (72 hidden targets in 8 procedural rooms)."""
+    """Copy the bundled sample SceneFunRI set (65 hidden targets in 8 procedural rooms)."""
     from .evals.scenefunri import load_dataset
     from .evals.scenefunri.sample import copy_sample
 

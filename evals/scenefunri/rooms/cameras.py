@@ -22,6 +22,7 @@ MIN_BOX_FRAC = 8.5 / 640  # and its box is at least this wide and tall (the pipe
 HIDE_GAP_M = 0.02
 MIN_REFERENCE_FRAC = 0.01  # the named references cover at least this share of the image
 SCREEN_SIZE = (160, 120)  # id buffers for choosing cameras
+AIM_RANGE = ((0.08, 0.92), (0.1, 0.9))  # where a hidden target's centre is put: u/w, v/h
 
 
 @dataclass
@@ -121,6 +122,25 @@ def _look(eye, target, roll_deg: float) -> np.ndarray:
     return np.linalg.inv(roll @ cam.world_to_camera)
 
 
+def aim(eye, target, at: tuple[float, float], roll_deg: float = 0.0) -> np.ndarray:
+    """camera→world for a 4:3 camera at ``eye`` (vertical field ``FOV_Y_DEG``) that sees
+    ``target`` at ``at`` = (u/width, v/height) of its image.
+
+    A camera looking at ``target`` sees it along e_z; the one wanted sees it along
+    d ∝ (x/z, y/z, 1) with x/z = (a − ½)·(W/H)·2·tan(fov/2), y/z = (b − ½)·2·tan(fov/2). Its
+    rotation is the look-at rotation times Q, the shortest rotation taking d onto e_z
+    (Q = I + [v]× + [v]×²/(1 + c), v = d × e_z, c = d·e_z)."""
+    t = math.tan(math.radians(FOV_Y_DEG) / 2)
+    d = np.array([(at[0] - 0.5) * (4 / 3) * 2 * t, (at[1] - 0.5) * 2 * t, 1.0])
+    d /= np.linalg.norm(d)
+    v, c = np.cross(d, (0.0, 0.0, 1.0)), float(d[2])
+    vx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    q = np.eye(3) + vx + vx @ vx / (1 + c)
+    c2w = _look(eye, target, roll_deg)
+    c2w[:3, :3] = c2w[:3, :3] @ q
+    return c2w
+
+
 def _free(layout: RoomLayout, xy, margin: float = 0.45, keep_off=(), far: float = 0.8) -> bool:
     """Whether a person can stand at ``xy``: inside the room, ``margin`` from furniture and
     ``far`` from the items named in ``keep_off`` (so an occluder does not fill the view)."""
@@ -174,7 +194,6 @@ def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task,
     pts = part_points(mesh, target, 64, np.random.default_rng(target.object_id))
     ref_ids = [by_name[r][1].object_id for r in task.reference]
     ref_mesh = by_name[task.reference[0]][0]
-    ref_c = np.mean([by_name[r][1].center for r in task.reference], axis=0)
     occ = by_name[task.occluder][1].object_id
     c = np.asarray(target.center)
     front = target.front[:2] / np.linalg.norm(target.front[:2])
@@ -195,8 +214,10 @@ def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task,
         if not _free(layout, eye_xy, keep_off=(task.occluder,)):
             continue
         eye = np.r_[eye_xy, rng.uniform(*EYE_HEIGHT)]
-        look = c + rng.uniform(0.15, 0.55) * (ref_c - c) + rng.normal(0, 0.08, 3)
-        c2w = _look(eye, look, rng.uniform(-4, 4))
+        # the target anywhere in the image, not where the camera looks: a fixed guess at
+        # the centre must not find it
+        c2w = aim(eye, c, (rng.uniform(*AIM_RANGE[0]), rng.uniform(*AIM_RANGE[1])),
+                  rng.uniform(-4, 4))
         cam = make_camera(c2w, sw, sh)
         uv, z = cam.project(pts)
         m = MARGIN_FRAC * sw + 1
