@@ -214,6 +214,11 @@ def test_cli_build_and_a_malformed_scan(tmp_path, run_main):
                              str(tmp_path / "o")])
     assert code == 0 and "1 kept" in out and "not fully occluded (V_o)" in out
     assert "0 of 1 instances a person should review" in out
+    # the dataset card of a build output carries its funnel
+    code, out, _ = run_main(["data", "stats", str(tmp_path / "o"), "--format", "md"])
+    assert code == 0 and "| (frame, description) pairs | 2 |" in out
+    assert "| candidates | 1 |" in out and "| kept | 1 |" in out
+    assert "|   dropped: not fully occluded (V_o) | 1 |" in out
     (root / "100001" / "100001_annotations.json").write_text("{not json")
     code, _, err = run_main(["data", "build", "--scenefun3d", str(root), "--out",
                              str(tmp_path / "o2")])

@@ -386,6 +386,32 @@ def data_rooms(
     out.print(f"wrote {len(visits)} visits to {out_dir}")
 
 
+@data_app.command("stats")
+def data_stats(
+    folder: Annotated[Path, typer.Argument(help="A SceneFunRI folder (instances.jsonl; build.json when built).")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+    png: Annotated[Path | None, typer.Option(help="Also write a heat map of box centres and sizes.")] = None,
+) -> None:
+    """Describe a SceneFunRI folder: counts, affordances, box sizes and positions, what a
+    fixed guess scores, and a build's funnel from frames to kept instances."""
+    from .evals.scenefunri import load_dataset
+    from .evals.scenefunri.stats import describe, normalized_boxes, render_stats
+
+    if fmt not in ("table", "json", "md"):
+        raise UserError(f"--format must be table, json or md, got {fmt!r}")
+    ds = load_dataset(folder)
+    card = describe(folder, ds)
+    if fmt == "table":
+        out.print(render_stats(card, fmt))
+    else:
+        out.print(render_stats(card, fmt), markup=False, highlight=False, soft_wrap=True)
+    if png is not None:
+        from .renderers.plots import box_heatmap_png
+
+        box_heatmap_png(normalized_boxes(ds), png, title=str(folder))
+        out.print(f"wrote {png}")
+
+
 @data_app.command("director")
 def data_director(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the PNGs and scenes.jsonl.")],
