@@ -99,6 +99,8 @@ def run(
 
     With no options: the bundled sample set, the paper's prompting strategies (direct with
     the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
+    Without --strategy the table also shows the fixed rules baseline:center and
+    baseline:prior, marked (rule).
     """
     from .api import run as run_api
     from .evals.scenefunri import render, summarize
@@ -113,6 +115,10 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes,
         )
+        if not strategy:  # what a fixed guess earns, for scale; no model is called
+            rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
+                            samples=samples, limit=limit, out=run_dir, progress=False)
+            result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
     except KeyboardInterrupt:
         _interrupted("trajectories", run_dir)
     if _quiet_or_resumed(result, quiet, "trajectories"):
