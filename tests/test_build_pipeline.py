@@ -214,6 +214,16 @@ def test_cli_build_and_a_malformed_scan(tmp_path, run_main):
                              str(tmp_path / "o")])
     assert code == 0 and "1 kept" in out and "not fully occluded (V_o)" in out
     assert "0 of 1 instances a person should review" in out
+    # --seed reaches the frame pick: both frames pass with --vo-max 1, and the seeds pick both
+    picks = set()
+    for seed in range(6):
+        run_main(["data", "build", "--scenefun3d", str(root), "--out", str(tmp_path / f"s{seed}"),
+                  "--vo-max", "1", "--seed", str(seed)])
+        (entry,) = [json.loads(x) for x in (tmp_path / f"s{seed}" / "review.jsonl").read_text()
+                    .splitlines()]
+        assert entry["frame"]["seed"] == seed
+        picks.add(entry["frame"]["index"])
+    assert picks == {0, 1}
     # the dataset card of a build output carries its funnel
     code, out, _ = run_main(["data", "stats", str(tmp_path / "o"), "--format", "md"])
     assert code == 0 and "| (frame, description) pairs | 2 |" in out

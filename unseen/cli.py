@@ -354,6 +354,7 @@ def data_build(
     occlusion: Annotated[str, typer.Option(help="Occlusion from the 'mesh' (rendered) or the 'depth' PNGs.")] = "mesh",
     min_box: Annotated[float, typer.Option(help="Drop boxes with a side shorter than this (px).")] = 8.0,
     dedupe_images: Annotated[bool, typer.Option(help="Drop near-duplicate images within a visit.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the frame kept per description (a hash of visit, description and seed).")] = 0,
 ) -> None:
     """Build SceneFunRI instances from SceneFun3D scans: hidden targets inside the view."""
     from .evals.scenefunri.build import BuildParams, build
@@ -362,7 +363,7 @@ def data_build(
     if occlusion not in ("mesh", "depth"):
         raise UserError(f"--occlusion must be mesh or depth, got {occlusion!r}")
     params = BuildParams(v_min=v_min, vo_max=vo_max, stride=stride, occlusion=occlusion,  # type: ignore[arg-type]
-                         min_box_px=min_box, dedupe_images=dedupe_images)
+                         min_box_px=min_box, dedupe_images=dedupe_images, seed=seed)
     try:
         s = build(scenefun3d, out_dir, params)
     except (ValueError, SceneFun3DError) as exc:  # a malformed scan names its file
