@@ -155,9 +155,9 @@ def visibility(uv: np.ndarray, z: np.ndarray, width: int, height: int,
     v = float(inside.sum()) / n if n else 0.0
     if not inside.any():
         return v, 0.0, inside
-    pick = np.floor if mode == "mesh" else np.round
-    cols = np.clip(pick(uv[inside, 0]).astype(int), 0, width - 1)
-    rows = np.clip(pick(uv[inside, 1]).astype(int), 0, height - 1)
+    uv_in = uv[inside] if mode == "mesh" else np.round(uv[inside])  # mesh: u >= 0, so int() floors
+    cols = np.clip(uv_in[:, 0].astype(int), 0, width - 1)
+    rows = np.clip(uv_in[:, 1].astype(int), 0, height - 1)
     d = depth[rows, cols]
     zi = z[inside]
     if mode == "mesh":
