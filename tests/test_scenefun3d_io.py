@@ -196,7 +196,9 @@ def test_projection_of_known_point(tmp_path, rng):
 
 
 def test_traj_file_holds_world_to_camera(written):
-    """Pins the file side: a hand-written line is inverted; the writer writes the inverse."""
+    """Pins the file side: a hand-written line is inverted; the writer writes the inverse.
+    Source: SceneFun3D/scenefun3d utils/data_parser.py, DataParser.TrajStringToMatrix (the
+    line's angle-axis and translation make "extrinsics", and the pose is its inverse)."""
     root, data = written
     vdir = root / VISIT / VIDEO
     want = data.videos[0].frames[0]
@@ -215,6 +217,19 @@ def test_traj_file_holds_world_to_camera(written):
                                rigid([[0, 1, 0], [-1, 0, 0], [0, 0, 1]], [0, 1, 0]),
                                atol=1e-12)
     np.testing.assert_allclose(frames[1].camera_to_world[:3, 3], [-1, -2, -3])
+
+
+def test_depth_png_holds_millimetres(written):
+    """SceneFun3D/scenefun3d utils/data_parser.py, DataParser.read_depth_frame: the PNG's
+    values divided by conversion_factor=1000 give metres."""
+    from PIL import Image
+
+    root, _ = written
+    f = read_visit(root, VISIT).videos[0].frames[0]
+    Image.fromarray(np.array([[1500, 0], [65535, 1]], dtype=np.uint16)).save(f.depth)
+    d = read_depth(f)
+    np.testing.assert_allclose(d[[0, 1, 1], [0, 0, 1]], [1.5, 65.535, 0.001], rtol=1e-6)
+    assert np.isnan(d[0, 1])
 
 
 # --- timestamps --------------------------------------------------------------------

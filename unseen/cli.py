@@ -110,6 +110,8 @@ def run(
 
     With no options: the bundled sample set, the paper's prompting strategies (direct with
     the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
+    Without --strategy the table also shows the fixed rules baseline:center and
+    baseline:prior, marked (rule).
     """
     from .api import run as run_api
     from .evals.scenefunri import render, summarize
@@ -124,6 +126,10 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes,
         )
+        if not strategy:  # what a fixed guess earns, for scale; no model is called
+            rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
+                            samples=samples, limit=limit, out=run_dir, progress=False)
+            result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
     except KeyboardInterrupt:
         _interrupted("trajectories", run_dir)
     if _quiet_or_resumed(result, quiet, "trajectories"):
@@ -340,7 +346,7 @@ def backends() -> None:
 def data_sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the sample set into.")],
 ) -> None:
-    """Copy the bundled sample SceneFunRI set (72 hidden targets in 8 procedural rooms)."""
+    """Copy the bundled sample SceneFunRI set (65 hidden targets in 8 procedural rooms)."""
     from .evals.scenefunri import load_dataset
     from .evals.scenefunri.sample import copy_sample
 
@@ -370,6 +376,7 @@ def data_build(
     occlusion: Annotated[str, typer.Option(help="Occlusion from the 'mesh' (rendered) or the 'depth' PNGs.")] = "mesh",
     min_box: Annotated[float, typer.Option(help="Drop boxes with a side shorter than this (px).")] = 8.0,
     dedupe_images: Annotated[bool, typer.Option(help="Drop near-duplicate images within a visit.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the frame kept per description (a hash of visit, description and seed).")] = 0,
 ) -> None:
     """Build SceneFunRI instances from SceneFun3D scans: hidden targets inside the view."""
     from .evals.scenefunri.build import BuildParams, build
@@ -378,16 +385,19 @@ def data_build(
     if occlusion not in ("mesh", "depth"):
         raise UserError(f"--occlusion must be mesh or depth, got {occlusion!r}")
     params = BuildParams(v_min=v_min, vo_max=vo_max, stride=stride, occlusion=occlusion,  # type: ignore[arg-type]
-                         min_box_px=min_box, dedupe_images=dedupe_images)
+                         min_box_px=min_box, dedupe_images=dedupe_images, seed=seed)
     try:
         s = build(scenefun3d, out_dir, params)
     except (ValueError, SceneFun3DError) as exc:  # a malformed scan names its file
         raise UserError(str(exc)) from None
-    out.print(f"{s.visits} visits, {s.frames} frames: {s.candidates} candidates, "
-              f"[bold]{s.kept} kept[/] in {out_dir}")
+    out.print(f"{s.visits} visits, {s.frames} frames, {s.pairs} (frame, description) pairs: "
+              f"{s.candidates} candidates, [bold]{s.kept} kept[/] in {out_dir}")
     for reason, n_dropped in s.dropped.most_common():
         out.print(f"  dropped {n_dropped:>6}  {reason}")
-    out.print(f"instances a person should review: {out_dir / 'review.jsonl'}")
+    review = [json.loads(x) for x in (out_dir / "review.jsonl").read_text().splitlines()]
+    flagged = sum(bool(r["reasons"]) for r in review)
+    out.print(f"{flagged} of {len(review)} instances a person should review, and each one's "
+              f"frame pick: {out_dir / 'review.jsonl'}; the funnel: {out_dir / 'build.json'}")
 
 
 @data_app.command("rooms")
@@ -403,6 +413,32 @@ def data_rooms(
     width, height = _size(size)
     visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height))
     out.print(f"wrote {len(visits)} visits to {out_dir}")
+
+
+@data_app.command("stats")
+def data_stats(
+    folder: Annotated[Path, typer.Argument(help="A SceneFunRI folder (instances.jsonl; build.json when built).")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+    png: Annotated[Path | None, typer.Option(help="Also write a heat map of box centres and sizes.")] = None,
+) -> None:
+    """Describe a SceneFunRI folder: counts, affordances, box sizes and positions, what a
+    fixed guess scores, and a build's funnel from frames to kept instances."""
+    from .evals.scenefunri import load_dataset
+    from .evals.scenefunri.stats import describe, normalized_boxes, render_stats
+
+    if fmt not in ("table", "json", "md"):
+        raise UserError(f"--format must be table, json or md, got {fmt!r}")
+    ds = load_dataset(folder)
+    card = describe(folder, ds)
+    if fmt == "table":
+        out.print(render_stats(card, fmt))
+    else:
+        out.print(render_stats(card, fmt), markup=False, highlight=False, soft_wrap=True)
+    if png is not None:
+        from .renderers.plots import box_heatmap_png
+
+        box_heatmap_png(normalized_boxes(ds), png, title=str(folder))
+        out.print(f"wrote {png}")
 
 
 @data_app.command("director")

@@ -14,7 +14,7 @@ Layout (``visit_id``: 6 digits, ``video_id``: 8 digits)::
         hires_depth/<video_id>_<ts>.png                uint16 millimetres      optional
         hires_poses.traj               "ts ax ay az tx ty tz", world→camera    required
         <video_id>_transform.npy       4x4, laser scan → ARKit                 required
-        <video_id>_arkit_mesh.ply      mesh                                    optional
+        <video_id>_arkit_mesh.ply      mesh, ARKit frame                       optional
 
 Conventions:
 
@@ -24,8 +24,13 @@ Conventions:
 - A jpg frame without a pincam file or without a traj line is skipped, not an error; the
   count is returned by :func:`read_video` and, per video, in ``read_visit(..., skipped=d)``.
 - The traj pose is world→camera (angle-axis via Rodrigues, translation in metres); it is
-  inverted to ``Frame.camera_to_world``, as the toolkit does. The writer writes the inverse
-  of ``FrameData.camera_to_world``.
+  inverted to ``Frame.camera_to_world``, as the toolkit does (``DataParser.TrajStringToMatrix``).
+  The writer writes the inverse of ``FrameData.camera_to_world``.
+- Frames, as the toolkit uses them: the hires poses' world is the laser scan's frame
+  (``examples/project_rgb_on_laser_scan.py`` projects the scan with them, untransformed);
+  ``transform.npy`` maps laser → ARKit (``get_transform``) and the ARKit mesh is in the ARKit
+  frame, reaching the laser frame through the inverse (``examples/show_annotations.py``).
+  Reader and writer store what they are given; these are the frames they are meant in.
 - :func:`read_depth` returns float32 metres with NaN where the PNG holds 0 (unknown).
 - The writer stores the laser scan and mesh vertices as float32 (as the real data does).
 - Every malformed or missing required file raises :class:`SceneFun3DError` with one line
@@ -102,7 +107,8 @@ def _timestamp(path: Path) -> str:
     return ts
 
 
-def _ts_order(ts: str) -> tuple[float, str]:
+def timestamp_order(ts: str) -> tuple[float, str]:
+    """Sort key of a timestamp: its numeric value (non-numbers last), then its text."""
     try:
         v = float(ts)
     except ValueError:
@@ -449,7 +455,7 @@ def read_video(visit_dir: Path | str, video_id: str) -> tuple[Video, int]:
         frames.append(Frame(video_id=video_id, timestamp=ts, rgb=jpg,
                             intrinsics=_read_pincam(pincam), camera_to_world=poses[ts],
                             depth=depth if depth.is_file() else None))
-    frames.sort(key=lambda f: _ts_order(f.timestamp))
+    frames.sort(key=lambda f: timestamp_order(f.timestamp))
     mesh = vdir / f"{video_id}_arkit_mesh.ply"
     return (Video(video_id=video_id, frames=frames, laser_to_arkit=transform,
                   mesh_path=mesh if mesh.is_file() else None), skipped)
