@@ -22,6 +22,7 @@ class BaseBackend:
     simulated = False
     cacheable = True
     capabilities = Capabilities()
+    answers: frozenset[str] | None = None  # a model answers any prompt
 
     def __init__(self, model: str, box_format: str | None = None, spec: str | None = None):
         self.model = model
@@ -43,6 +44,10 @@ class BaseBackend:
 
     def prepare(self, instances: list[Instance]) -> None:
         """Called once with the run's instances (baselines use it; most ignore it)."""
+
+    async def ready(self) -> None:
+        """Awaited before each call, outside its timeout: a backend that loads a model (vLLM
+        in this process) does it here; raises ProviderError if it cannot."""
 
     async def aclose(self) -> None:
         """Release connections."""

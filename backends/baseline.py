@@ -27,6 +27,7 @@ class Baseline(BaseBackend):
     simulated = True
     cacheable = False
     capabilities = Capabilities(json_schema=True)
+    answers = frozenset({"box"})  # a fixed rule draws boxes; it cannot choose or converse
 
     def __init__(self, rule: str, spec: str):
         if rule not in RULES:

@@ -19,6 +19,7 @@ from ..engine.images import part_bytes
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
+from .servers import single_url
 
 # reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed
 _LEVELS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
@@ -136,7 +137,7 @@ class Gemini(BaseBackend):
         if d.temperature is not None:
             cfg["temperature"] = d.temperature
         if d.seed is not None:
-            cfg["seed"] = d.seed
+            cfg["seed"] = request.provider_seed
         if d.max_tokens is not None:
             cfg["max_output_tokens"] = d.max_tokens
         if d.choices:
@@ -205,12 +206,14 @@ class Gemini(BaseBackend):
 
 
 @provider("gemini", "gemini:MODEL  (GEMINI_API_KEY or GOOGLE_API_KEY; GEMINI_BASE_URL or --base-url)")
-def _gemini(target: str, *, spec: str, base_url: str | None = None, api_key: str | None = None,
+def _gemini(target: str, *, spec: str, base_url: str | list[str] | None = None,
+            api_key: str | None = None,
             box_format: str | None = None, timeout_s: float = 120.0, **_: Any) -> Gemini:
     if not target:
         raise BackendConfigError("gemini needs a model: gemini:MODEL, e.g. gemini:gemini-2.5-flash")
     key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if not key:
         raise BackendConfigError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set (needed by the gemini backend)")
-    return Gemini(target, api_key=key, base_url=base_url or os.environ.get("GEMINI_BASE_URL"),
+    url = single_url(base_url, "gemini")
+    return Gemini(target, api_key=key, base_url=url or os.environ.get("GEMINI_BASE_URL"),
                   box_format=box_format, spec=spec, timeout_s=timeout_s)

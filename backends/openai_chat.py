@@ -22,6 +22,7 @@ from ..engine.images import data_url
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
+from .servers import spread, url_list
 
 
 def choice_schema(choices: list[str]) -> dict[str, Any]:
@@ -44,6 +45,11 @@ def _content(parts: list) -> list[dict[str, Any]] | str:
     if len(out) == 1 and out[0]["type"] == "text":
         return out[0]["text"]
     return out
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """The request's messages in the OpenAI chat format (``vllm-local`` renders the same)."""
+    return [{"role": m.role, "content": _content(m.parts)} for m in request.messages]
 
 
 def classify_openai_error(exc: Exception) -> ProviderError:
@@ -131,14 +137,14 @@ class OpenAIChat(OpenAIClientBackend):
         d = request.decoding
         kw: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": _content(m.parts)} for m in request.messages],
+            "messages": chat_messages(request),
         }
         extra: dict[str, Any] = {}
         if self.profile.sampling_params or self.vllm:
             if d.temperature is not None:
                 kw["temperature"] = d.temperature
             if d.seed is not None:
-                kw["seed"] = d.seed
+                kw["seed"] = request.provider_seed
         if d.max_tokens is not None:
             kw["max_tokens" if self.vllm else "max_completion_tokens"] = d.max_tokens
         if d.reasoning_effort is not None:
@@ -210,31 +216,39 @@ def _key(env: str, given: str | None) -> str | None:
     return given or os.environ.get(env)
 
 
-@provider("openai", "openai:MODEL  (OPENAI_API_KEY; OPENAI_BASE_URL or --base-url)")
-def _openai(target: str, *, spec: str, base_url: str | None = None, api_key: str | None = None,
-            box_format: str | None = None, timeout_s: float = 120.0, **_: Any) -> OpenAIChat:
+@provider("openai", "openai:MODEL  (OPENAI_API_KEY; OPENAI_BASE_URL or --base-url, repeatable)")
+def _openai(target: str, *, spec: str, base_url: str | list[str] | None = None,
+            api_key: str | None = None, box_format: str | None = None, timeout_s: float = 120.0,
+            **_: Any):
     if not target:
         raise BackendConfigError("openai needs a model: openai:MODEL, e.g. openai:gpt-4o")
     key = _key("OPENAI_API_KEY", api_key)
     if not key:
         raise BackendConfigError("OPENAI_API_KEY is not set (needed by the openai backend)")
-    return OpenAIChat(target, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                      api_key=key, box_format=box_format, spec=spec, timeout_s=timeout_s)
+    urls = url_list(base_url) or [os.environ.get("OPENAI_BASE_URL")]  # [None]: the SDK's own
+    return spread(lambda url: OpenAIChat(target, base_url=url, api_key=key, box_format=box_format,
+                                         spec=spec, timeout_s=timeout_s), urls, spec)
 
 
-@provider("vllm", "vllm:MODEL@URL  (a vLLM OpenAI-compatible server; VLLM_API_KEY if it needs one)")
-def _vllm(target: str, *, spec: str, base_url: str | None = None, api_key: str | None = None,
-          box_format: str | None = None, timeout_s: float = 120.0,
-          enable_thinking: bool | None = None, **_: Any) -> OpenAIChat:
-    model, _, url = target.partition("@")
-    url = url or base_url
-    if not model or not url:
+def vllm_url(url: str) -> str:
+    """A vLLM server's address as the SDK's base URL (``.../v1``)."""
+    url = url.strip().rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+@provider("vllm", "vllm:MODEL@URL[,URL...]  (vLLM OpenAI-compatible servers, calls spread over "
+                  "them; VLLM_API_KEY if they need one)")
+def _vllm(target: str, *, spec: str, base_url: str | list[str] | None = None,
+          api_key: str | None = None, box_format: str | None = None, timeout_s: float = 120.0,
+          enable_thinking: bool | None = None, **_: Any):
+    model, _, at = target.partition("@")
+    urls = [u for u in (x.strip() for x in at.split(",")) if u] if at else url_list(base_url)
+    if not model or not urls:
         raise BackendConfigError(
-            "vllm needs a model and a server: vllm:MODEL@URL, e.g. vllm:Qwen/Qwen3-VL-8B@http://127.0.0.1:8000"
+            "vllm needs a model and a server: vllm:MODEL@URL[,URL...], e.g. vllm:Qwen/Qwen3-VL-8B@http://127.0.0.1:8000"
         )
-    url = url.rstrip("/")
-    if not url.endswith("/v1"):
-        url += "/v1"
     key = _key("VLLM_API_KEY", api_key) or "EMPTY"
-    return OpenAIChat(model, base_url=url, api_key=key, box_format=box_format, spec=spec,
-                      timeout_s=timeout_s, vllm=True, enable_thinking=enable_thinking)
+    return spread(lambda url: OpenAIChat(model, base_url=url, api_key=key, box_format=box_format,
+                                         spec=spec, timeout_s=timeout_s, vllm=True,
+                                         enable_thinking=enable_thinking),
+                  [vllm_url(u) for u in urls], spec)

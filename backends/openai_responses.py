@@ -30,6 +30,7 @@ from ..engine.images import data_url
 from ..engine.types import ImagePart, Message, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, provider
 from .openai_chat import OpenAIClientBackend, choice_schema, classify_openai_error
+from .servers import spread, url_list
 
 # ``incomplete_details.reason`` → finish_reason, in Chat Completions' words
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -174,10 +175,10 @@ class OpenAIResponses(OpenAIClientBackend):
 
 @provider("openai-responses",
           "openai-responses:MODEL  (Responses API, reasoning summaries; OPENAI_API_KEY; "
-          "OPENAI_BASE_URL or --base-url)")
-def _openai_responses(target: str, *, spec: str, base_url: str | None = None,
+          "OPENAI_BASE_URL or --base-url, repeatable)")
+def _openai_responses(target: str, *, spec: str, base_url: str | list[str] | None = None,
                       api_key: str | None = None, box_format: str | None = None,
-                      timeout_s: float = 120.0, **_: Any) -> OpenAIResponses:
+                      timeout_s: float = 120.0, **_: Any):
     if not target:
         raise BackendConfigError(
             "openai-responses needs a model: openai-responses:MODEL, e.g. openai-responses:gpt-5-mini"
@@ -187,5 +188,7 @@ def _openai_responses(target: str, *, spec: str, base_url: str | None = None,
         raise BackendConfigError(
             "OPENAI_API_KEY is not set (needed by the openai-responses backend)"
         )
-    return OpenAIResponses(target, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                           api_key=key, box_format=box_format, spec=spec, timeout_s=timeout_s)
+    urls = url_list(base_url) or [os.environ.get("OPENAI_BASE_URL")]  # [None]: the SDK's own
+    return spread(lambda url: OpenAIResponses(target, base_url=url, api_key=key,
+                                              box_format=box_format, spec=spec,
+                                              timeout_s=timeout_s), urls, spec)

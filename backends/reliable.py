@@ -1,9 +1,10 @@
 """Reliability around any backend: concurrency limit, timeout, retries, reply cache.
 
 - A semaphore bounds calls in flight per backend (``--concurrency``).
-- Each attempt has a timeout; timeouts, connection errors, 5xx, 429 rate limits, malformed
-  and empty replies are retried with exponential backoff and jitter; ``Retry-After`` is
-  honoured when the provider sends it. A quota-exhausted 429 and other 4xx are not retried.
+- Each attempt has a timeout (a backend's ``ready``, such as loading a model, runs before
+  it); timeouts, connection errors, 5xx, 429 rate limits, malformed and empty replies are
+  retried with exponential backoff and jitter; ``Retry-After`` is honoured when the
+  provider sends it. A quota-exhausted 429 and other 4xx are not retried.
 - After the last try the Reply carries a typed error; it never raises for a provider failure.
 - Successful non-empty replies are cached; errors and empty replies never are.
 """
@@ -18,6 +19,7 @@ from typing import Any
 from ..engine.backend import Backend, ProviderError
 from ..engine.cache import ReplyCache, request_key
 from ..engine.types import RETRYABLE, ErrorInfo, Reply, Request
+from .base import BaseBackend
 
 
 class Reliable:
@@ -48,6 +50,8 @@ class Reliable:
         self._sem = asyncio.Semaphore(concurrency)
         self._rng = random.Random(seed)
         self.stats = {"calls": 0, "retries": 0, "errors": 0, "cache_hits": 0}
+        ready = getattr(inner, "ready", None)  # skipped when it is the base class's no-op
+        self._ready = None if getattr(ready, "__func__", None) is BaseBackend.ready else ready
 
     # the Backend protocol, delegated
     def __getattr__(self, name: str) -> Any:
@@ -86,6 +90,9 @@ class Reliable:
             t0 = time.perf_counter()
             retry_after: float | None = None
             try:
+                if self._ready is not None:  # model start-up: not a slow call
+                    await self._ready()
+                    t0 = time.perf_counter()
                 # asyncio.timeout, not wait_for: no extra task per call (engine overhead)
                 async with asyncio.timeout(self.timeout_s):
                     reply = await self.inner.complete(request)

@@ -2,7 +2,8 @@
 
 It sees the truth through ``Request.oracle``, a side channel that real backends never read
 and that is never sent, cached or logged. Its behaviour is set by explicit knobs (below), and
-every output labels it a simulation. Deterministic given the seed, the request and the sample.
+every output labels it a simulation. Deterministic given the seed and the whole request
+(images and overlays included).
 
 Spec: ``sim[:PROFILE][,knob=value,...]``, e.g. ``sim``, ``sim:strong``, ``sim:default,skill=0.9``.
 A benchmark adds its own task (:func:`task`) and knobs with a prefix (:func:`register_knobs`):
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.box import Box, BoxError
+from ..engine.cache import request_key
 from ..engine.types import Reply, Request, Usage
 from .base import BackendConfigError, BaseBackend, provider
 
@@ -221,11 +223,19 @@ class Sim(BaseBackend):
     capabilities = Capabilities(json_schema=True, choices=True, logprobs=True)
 
     def __init__(self, knobs: SimKnobs, profile_name: str, spec: str,
-                 extras: dict[str, BaseModel] | None = None):
+                 extras: dict[str, BaseModel] | None = None, overrides: str = ""):
         self.knobs = knobs
         self.extras = extras or {}
         self.profile_name = profile_name
-        super().__init__(f"sim-{profile_name}", box_format=knobs.box_format, spec=spec)
+        # the knobs set beyond the profile belong to the name: two respondents that differ
+        # in a knob are two rows of every table, never one pooled row
+        model = f"sim-{profile_name}" + (f",{overrides}" if overrides else "")
+        super().__init__(model, box_format=knobs.box_format, spec=spec)
+
+    @property
+    def answers(self) -> frozenset[str]:
+        """The tasks registered so far: each benchmark teaches the simulator its own."""
+        return frozenset(TASKS)
 
     def extra(self, prefix: str) -> Any:
         """The knobs registered under ``prefix``: as the spec set them, else the defaults."""
@@ -238,12 +248,13 @@ class Sim(BaseBackend):
                 "note": "SIMULATED respondent"}
 
     def _rng(self, request: Request) -> random.Random:
+        """A generator seeded by the seed and everything that tells two requests apart: the
+        messages (image bytes and overlay specs by digest, as the reply cache keys them),
+        decoding, sample and draw. Two SPoE rounds with the same text but other regions
+        drawn on the image thus get independent draws; the same request, the same draw."""
         oracle = request.oracle or {}
-        key = [self.knobs.seed, oracle.get("instance"), request.sample,
-               [m.text for m in request.messages]]
-        if request.draw:  # unset for most strategies: their replies stay as they were
-            key.append(request.draw)
-        blob = json.dumps(key, separators=(",", ":"))
+        blob = json.dumps([self.knobs.seed, oracle.get("instance"),
+                           request_key("sim", "", request)], separators=(",", ":"))
         return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
 
     async def complete(self, request: Request) -> Reply:
@@ -305,4 +316,5 @@ def _sim(target: str, *, spec: str, box_format: str | None = None, **_: Any) -> 
     name, knobs, extras = parse_sim_spec(target)
     if box_format:
         knobs = knobs.model_copy(update={"box_format": box_format})
-    return Sim(knobs, name, spec=spec, extras=extras)
+    overrides = ",".join(p.strip() for p in target.split(",") if "=" in p)
+    return Sim(knobs, name, spec=spec, extras=extras, overrides=overrides)

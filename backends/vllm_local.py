@@ -1,47 +1,107 @@
-"""``vllm-local:MODEL_PATH``: vLLM's engine in this process (the ``vllm`` extra).
+"""``vllm-local:MODEL_PATH[,ENGINE_ARG=VALUE,...]``: vLLM's asynchronous engine in this process.
 
-vLLM is imported lazily, only when this backend is used. Requests arriving within a short
-window are batched into one ``LLM.chat`` call, run in a worker thread, so the event loop
-stays free and the GPU sees batches rather than single prompts.
+Written against vLLM 0.31 (the ``vllm`` extra pins 0.31.x, the version the Director paper
+served its open models with). Each request goes straight into ``AsyncLLM.generate``, so it
+joins the engine's continuous batch the moment it arrives; scheduling, tensor and data
+parallelism and Ray across nodes are vLLM's own, set by engine arguments in the spec
+(vllm_args.py). Every step does what vLLM's OpenAI-compatible server does with the same
+request, so ``vllm-local`` and the ``vllm`` backend answer alike:
+
+- messages: the OpenAI chat messages the ``vllm`` backend sends (images as data URLs), rendered
+  by the engine's renderer with the model's own chat template, as ``LLM.chat`` does
+  (vllm/entrypoints/offline_utils.py: generation prompt on, no added special tokens);
+- chat-template kwargs: ``reasoning_effort`` and ``enable_thinking = effort != "none"``, as
+  ``ChatCompletionRequest.build_chat_params`` (chat_completion/protocol.py) sets them;
+- sampling: a value the request sets, else the model's generation config
+  (``ModelConfig.get_diff_sampling_param``), else the OpenAI default, as
+  ``ChatCompletionRequest.to_sampling_params``; no output cap unless one is asked for
+  (``max_tokens=None``: the engine may run to the end of the context);
+- the reasoning trace: split from the answer by the reasoning parser the spec names
+  (``reasoning_parser=qwen3``, which also gates the engine's structured output), as the
+  server's ``--reasoning-parser``; its reasoning tokens counted by the same parser;
+- log-probabilities: the sampled token and the first 5 entries of vLLM's per-token dict, as
+  ``OpenAIServingChat._create_chat_logprobs``.
 """
 
 from __future__ import annotations
 
-import asyncio
+import itertools
+import json
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
-from ..engine.images import data_url
-from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
+from ..engine.types import Reply, Request, Usage
 from .base import BackendConfigError, BaseBackend, provider
+from .openai_chat import chat_messages
+from .vllm_args import check_engine_args, engine_arg_names, parse_target
+
+TOP_LOGPROBS = 5
+# ChatCompletionRequest._DEFAULT_SAMPLING_PARAMS (chat_completion/protocol.py): the fallback
+# when neither the request nor the model's generation config sets a value
+OPENAI_DEFAULTS: dict[str, float | int] = {
+    "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+    "temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": 0.0,
+}
+INSTALL = "vllm-local needs vLLM 0.31: pip install 'unseen[vllm]' (on a machine with a GPU)"
 
 
-def openai_messages(request: Request) -> list[dict[str, Any]]:
-    """The request in the OpenAI chat format that ``LLM.chat`` takes."""
-    out = []
-    for m in request.messages:
-        content = []
-        for p in m.parts:
-            if isinstance(p, TextPart):
-                content.append({"type": "text", "text": p.text})
-            elif isinstance(p, ImagePart):
-                content.append({"type": "image_url", "image_url": {"url": data_url(p)}})
-        out.append({"role": m.role, "content": content})
-    return out
+@dataclass(frozen=True)
+class VllmApi:
+    """The parts of vLLM this backend calls, by the module vLLM 0.31 defines them in."""
+
+    AsyncLLM: Any  # vllm/v1/engine/async_llm.py
+    AsyncEngineArgs: Any  # vllm/engine/arg_utils.py
+    SamplingParams: Any  # vllm/sampling_params.py
+    StructuredOutputsParams: Any  # vllm/sampling_params.py
+    RequestOutputKind: Any  # vllm/sampling_params.py
+    ChatParams: Any  # vllm/renderers/params.py (exported by vllm.renderers)
+    ReasoningParserManager: Any  # vllm/reasoning/abs_reasoning_parsers.py
+    ChatCompletionRequest: Any  # vllm/entrypoints/openai/chat_completion/protocol.py
 
 
-def sampling_kwargs(request: Request) -> dict[str, Any]:
+def load_vllm() -> VllmApi:
+    """vLLM's classes, imported now; a BackendConfigError saying how to install it if absent."""
+    try:
+        from vllm.engine.arg_utils import AsyncEngineArgs
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.reasoning import ReasoningParserManager
+        from vllm.renderers import ChatParams
+        from vllm.sampling_params import (
+            RequestOutputKind,
+            SamplingParams,
+            StructuredOutputsParams,
+        )
+        from vllm.v1.engine.async_llm import AsyncLLM
+    except ImportError as exc:
+        raise BackendConfigError(f"{INSTALL} ({exc})") from exc
+    return VllmApi(AsyncLLM, AsyncEngineArgs, SamplingParams, StructuredOutputsParams,
+                   RequestOutputKind, ChatParams, ReasoningParserManager, ChatCompletionRequest)
+
+
+def chat_template_kwargs(effort: str | None) -> dict[str, Any]:
+    """The chat-template variables of a request with this reasoning effort."""
+    kw: dict[str, Any] = {"add_generation_prompt": True, "continue_final_message": False}
+    if effort is not None:
+        kw["reasoning_effort"] = effort
+        kw["enable_thinking"] = effort != "none"
+    return kw
+
+
+def sampling_kwargs(request: Request, defaults: dict[str, Any]) -> dict[str, Any]:
+    """SamplingParams arguments: the request's value, else the model's default, else
+    OpenAI's; ``max_tokens`` None (no cap) unless the request or the model sets one."""
     d = request.decoding
-    kw: dict[str, Any] = {}
+    kw: dict[str, Any] = {k: defaults.get(k, v) for k, v in OPENAI_DEFAULTS.items()}
     if d.temperature is not None:
         kw["temperature"] = d.temperature
+    caps = [v for v in (d.max_tokens, defaults.get("max_tokens")) if v is not None]
+    kw["max_tokens"] = min(caps) if caps else None
     if d.seed is not None:
-        kw["seed"] = d.seed + request.sample
-    kw["max_tokens"] = d.max_tokens or 2048
+        kw["seed"] = request.provider_seed  # samples of one request differ
     if d.logprobs:
-        kw["logprobs"] = 5
+        kw["logprobs"] = TOP_LOGPROBS
     if d.choices:
         kw["structured_outputs"] = {"choice": list(d.choices)}
     elif d.json_schema is not None:
@@ -49,111 +109,162 @@ def sampling_kwargs(request: Request) -> dict[str, Any]:
     return kw
 
 
-def _vllm_sampling(kw: dict[str, Any]) -> Any:
-    import vllm
-
-    kw = dict(kw)
-    so = kw.pop("structured_outputs", None)
-    if so is not None:
-        from vllm.sampling_params import StructuredOutputsParams
-
-        kw["structured_outputs"] = StructuredOutputsParams(**so)
-    return vllm.SamplingParams(**kw)
+def classify_vllm_error(exc: Exception) -> ProviderError:
+    """A vLLM exception as a typed error (vllm/exceptions.py: client errors are the
+    request's fault, a full queue is a rate limit, the rest the engine's)."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    message = f"{type(exc).__name__}: {exc}"
+    if "GracefulHTTPError" in names:  # QueueOverflowError, MaxQueuedTokensError
+        return ProviderError("rate_limit", message)
+    if "VLLMClientError" in names:
+        return ProviderError("client", message)
+    return ProviderError("server", message)
 
 
 class VLLMLocal(BaseBackend):
     provider = "vllm-local"
     cacheable = True
-    capabilities = Capabilities(json_schema=True, choices=True, logprobs=True)
 
     def __init__(self, model_path: str, *, spec: str, box_format: str | None = None,
-                 engine_factory: Callable[[], Any] | None = None,
-                 make_sampling: Callable[[dict[str, Any]], Any] | None = None,
-                 max_batch: int = 64, window_s: float = 0.01, **engine_kwargs: Any):
+                 engine_args: dict[str, Any] | None = None, api: VllmApi | None = None):
         super().__init__(model_path, box_format=box_format, spec=spec)
-        self._factory = engine_factory or self._default_factory(model_path, engine_kwargs)
-        self._make_sampling = make_sampling or _vllm_sampling
-        self.max_batch = max_batch
-        self.window_s = window_s
-        self._llm: Any = None
-        self._queue: asyncio.Queue | None = None
-        self._worker: asyncio.Task | None = None
-
-    @staticmethod
-    def _default_factory(path: str, kwargs: dict[str, Any]) -> Callable[[], Any]:
-        def make() -> Any:
+        self.api = api if api is not None else load_vllm()
+        known = engine_arg_names(self.api.AsyncEngineArgs)
+        self.engine_args = check_engine_args(dict(engine_args or {}), known)
+        self.reasoning_parser: str | None = self.engine_args.get("reasoning_parser") or None
+        self._parser_cls = None
+        if self.reasoning_parser:
+            manager = self.api.ReasoningParserManager
             try:
-                import vllm
-            except ImportError as exc:
+                self._parser_cls = manager.get_reasoning_parser(self.reasoning_parser)
+            except KeyError:
                 raise BackendConfigError(
-                    "vllm-local needs vLLM: pip install 'unseen[vllm]' (on a machine with a GPU)"
-                ) from exc
-            return vllm.LLM(model=path, **kwargs)
+                    f"vllm-local: vLLM has no reasoning parser {self.reasoning_parser!r}; "
+                    f"known: {', '.join(manager.list_registered())}") from None
+        self.capabilities = Capabilities(json_schema=True, choices=True, logprobs=True,
+                                         reasoning=self._parser_cls is not None)
+        self._engine: Any = None
+        self._start_error: ProviderError | None = None
+        self._defaults: dict[str, Any] = {}
+        self._tokenizer: Any = None
+        self._parsers: dict[str, Any] = {}
+        self._ids = itertools.count(1)
 
-        return make
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "engine_args": self.engine_args}
+
+    async def ready(self) -> None:
+        """Start the engine on first use (Reliable calls this outside the per-call timeout).
+        It is built in the event loop, as vLLM's server builds it, so loading a model holds
+        the loop; a failed start is kept and every call gets it as a typed config error."""
+        if self._engine is not None:
+            return
+        if self._start_error is not None:
+            raise self._start_error
+        try:
+            args = self.api.AsyncEngineArgs(model=self.model, **self.engine_args)
+            engine = self.api.AsyncLLM.from_engine_args(args)
+            self._defaults = dict(engine.model_config.get_diff_sampling_param() or {})
+            self._tokenizer = engine.get_tokenizer()
+        except Exception as exc:
+            self._start_error = ProviderError(
+                "config", f"vLLM could not start {self.model}: {type(exc).__name__}: {exc}")
+            raise self._start_error from exc
+        self._engine = engine
+
+    def sampling_params(self, request: Request) -> Any:
+        kw = sampling_kwargs(request, self._defaults)
+        so = kw.pop("structured_outputs", None)
+        if so is not None:
+            kw["structured_outputs"] = self.api.StructuredOutputsParams(**so)
+        # one final output per request: no partial outputs to copy while it runs
+        return self.api.SamplingParams(output_kind=self.api.RequestOutputKind.FINAL_ONLY, **kw)
+
+    def _parser(self, kw: dict[str, Any]) -> Any:
+        """One reasoning parser per set of chat-template kwargs (Qwen3's reads enable_thinking),
+        built as the server builds one per request."""
+        if self._parser_cls is None:
+            return None
+        key = json.dumps(kw, sort_keys=True)
+        if key not in self._parsers:
+            self._parsers[key] = self._parser_cls(self._tokenizer, chat_template_kwargs=kw,
+                                                  model_config=self._engine.model_config)
+        return self._parsers[key]
 
     async def complete(self, request: Request) -> Reply:
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-            self._worker = asyncio.create_task(self._batches())
-        fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        await self._queue.put((openai_messages(request), sampling_kwargs(request), fut))
-        return await fut
-
-    async def _batches(self) -> None:
-        assert self._queue is not None
-        while True:
-            batch = [await self._queue.get()]
-            deadline = time.perf_counter() + self.window_s
-            while len(batch) < self.max_batch:
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0:
-                    break
-                try:
-                    batch.append(await asyncio.wait_for(self._queue.get(), remaining))
-                except TimeoutError:
-                    break
-            try:
-                outputs, seconds = await asyncio.to_thread(self._run, batch)
-            except Exception as exc:
-                err = exc if isinstance(exc, ProviderError) else ProviderError(
-                    "config" if isinstance(exc, BackendConfigError) else "internal",
-                    f"{type(exc).__name__}: {exc}")
-                for *_, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(err)
-                continue
-            for (_, _, fut), out in zip(batch, outputs, strict=True):
-                if not fut.done():
-                    fut.set_result(self._reply(out, seconds))
-
-    def _run(self, batch: list) -> tuple[list, float]:
-        if self._llm is None:
-            self._llm = self._factory()
+        await self.ready()
+        engine = self._engine
+        kw = chat_template_kwargs(request.decoding.reasoning_effort)
         t0 = time.perf_counter()
-        outputs = self._llm.chat([b[0] for b in batch],
-                                 sampling_params=[self._make_sampling(b[1]) for b in batch])
-        return list(outputs), time.perf_counter() - t0
+        final = None
+        try:
+            parser = self._parser(kw)
+            renderer = engine.renderer
+            tok_params = renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
+            _, (engine_input,) = await renderer.render_chat_async(
+                [chat_messages(request)], self.api.ChatParams(chat_template_kwargs=kw), tok_params)
+            extra: dict[str, Any] = {}
+            if parser is not None:  # as the server: the engine's structured-output gate
+                prompt_ids = engine_input.get("prompt_token_ids") or []
+                extra = {"reasoning_ended": parser.is_reasoning_end(prompt_ids),
+                         "reasoning_parser_kwargs": {"chat_template_kwargs": kw}}
+            async for out in engine.generate(engine_input, self.sampling_params(request),
+                                             f"unseen-{next(self._ids)}", **extra):
+                final = out
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise classify_vllm_error(exc) from exc
+        if final is None or not final.outputs:
+            raise ProviderError("malformed", "vLLM finished the request without an output")
+        return self._reply(final, kw, parser, time.perf_counter() - t0)
 
-    @staticmethod
-    def _reply(out: Any, seconds: float) -> Reply:
+    def _reply(self, out: Any, kw: dict[str, Any], parser: Any, seconds: float) -> Reply:
         gen = out.outputs[0]
+        text, reasoning, reasoning_tokens = gen.text or "", None, 0
+        if parser is not None:
+            request = self.api.ChatCompletionRequest.model_construct(
+                messages=[], model=self.model, chat_template_kwargs=kw)
+            reasoning, content = parser.extract_reasoning(text, request)
+            text = content or ""
+            reasoning_tokens = parser.count_reasoning_tokens(list(gen.token_ids))
         return Reply(
-            text=gen.text or "",
-            usage=Usage(input_tokens=len(getattr(out, "prompt_token_ids", None) or []),
-                        output_tokens=len(getattr(gen, "token_ids", None) or [])),
-            latency_s=seconds, finish_reason=getattr(gen, "finish_reason", None),
+            text=text, reasoning=reasoning,
+            usage=Usage(input_tokens=len(out.prompt_token_ids or []),
+                        output_tokens=len(gen.token_ids or []), reasoning_tokens=reasoning_tokens),
+            latency_s=seconds, finish_reason=gen.finish_reason,
+            logprobs=self._logprobs(gen),
         )
 
+    def _logprobs(self, gen: Any) -> list[dict[str, Any]] | None:
+        """Per output token: the sampled token and its logprob, and the first TOP_LOGPROBS
+        entries of vLLM's dict (sampled token first, then by rank), floored at -9999."""
+        if gen.logprobs is None:
+            return None
+        out = []
+        for token_id, step in zip(gen.token_ids, gen.logprobs, strict=False):
+            chosen = step.get(token_id) if step else None
+            if chosen is None:
+                continue
+            top = [{"token": self._token(tid, lp), "logprob": max(lp.logprob, -9999.0)}
+                   for tid, lp in itertools.islice(step.items(), TOP_LOGPROBS)]
+            out.append({"token": self._token(token_id, chosen),
+                        "logprob": max(chosen.logprob, -9999.0), "top": top})
+        return out
+
+    def _token(self, token_id: int, lp: Any) -> str:
+        if lp.decoded_token is not None:
+            return lp.decoded_token
+        return self._tokenizer.decode([token_id]) if self._tokenizer is not None else ""
+
     async def aclose(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker = None
-            self._queue = None
+        if self._engine is not None:
+            self._engine.shutdown()
+            self._engine = None
 
 
-@provider("vllm-local", "vllm-local:MODEL_PATH  (vLLM in this process; needs the vllm extra and a GPU)")
+@provider("vllm-local", "vllm-local:MODEL_PATH[,ENGINE_ARG=VALUE,...]  (vLLM in this process; "
+                        "the vllm extra and a GPU)")
 def _vllm_local(target: str, *, spec: str, box_format: str | None = None, **_: Any) -> VLLMLocal:
-    if not target:
-        raise BackendConfigError("vllm-local needs a model path: vllm-local:/path/to/model")
-    return VLLMLocal(target, spec=spec, box_format=box_format)
+    path, args = parse_target(target)
+    return VLLMLocal(path, spec=spec, box_format=box_format, engine_args=args)

@@ -1,4 +1,5 @@
-"""Engine overhead per step with an instant backend (target: median under 1 ms).
+"""Engine overhead per step with an instant backend: unseen's own share beyond LangGraph's
+floor (target: under 0.5 ms per step, measured in the same run as the floor).
 
 The backend answers at once, so everything measured is the engine: graph invocation, the
 ask node (request, parse, Step), the Reliable wrapper, scoring and journaling. Trajectories
@@ -31,7 +32,7 @@ from unseen.evals.scenefunri.sample import write_test_set
 from unseen.strategies import build, strategy
 from unseen.strategies.direct import box_oracle, read_box
 
-TARGET_MS = 1.0
+TARGET_MS = 0.5  # unseen's own share per step, beyond LangGraph's floor
 
 
 class Instant(BaseBackend):
@@ -158,11 +159,12 @@ def main() -> None:
         "loop - floor": "unseen's own share, loop",
     }
     print(f"{rounds} interleaved rounds; ms per step: median of the rounds' medians "
-          f"[fastest round]; target {TARGET_MS:g} ms")
+          f"[fastest round]; target: unseen's own share under {TARGET_MS:g} ms")
     for key, label in labels.items():
         vals = rows[key]
-        print(f"  {label:<46} {med(vals):6.3f}  [{min(vals):6.3f}]  "
-              f"ratio to target {med(vals) / TARGET_MS:5.2f}")
+        ratio = (f"  ratio to target {med(vals) / TARGET_MS:5.2f}" if key.endswith("floor")
+                 else "")
+        print(f"  {label:<46} {med(vals):6.3f}  [{min(vals):6.3f}]{ratio}")
 
 
 if __name__ == "__main__":

@@ -121,9 +121,25 @@ class Box(BaseModel):
         return w * h if w > 0 and h > 0 else 0.0
 
     def iou(self, other: Box) -> float:
-        """|A ∩ B| / |A ∪ B|."""
+        """|A ∩ B| / |A ∪ B|.
+
+        Boxes whose areas underflow to 0 (sides below about 1e-154) are measured in the
+        pair's own frame, scaled to the unit square, so a box still has IoU 1 with itself."""
         inter = self.intersection(other)
-        return inter / (self.area + other.area - inter)
+        union = self.area + other.area - inter
+        if union > 0:
+            return inter / union
+        x0, y0 = min(self.x1, other.x1), min(self.y1, other.y1)
+        sx, sy = max(self.x2, other.x2) - x0, max(self.y2, other.y2) - y0
+        a, b = ([(v.x1 - x0) / sx, (v.y1 - y0) / sy, (v.x2 - x0) / sx, (v.y2 - y0) / sy]
+                for v in (self, other))
+        try:
+            sa, sb = Box.of(a), Box.of(b)
+        except BoxError:  # a side lost to rounding in the pair's frame: no measurable overlap
+            return 0.0
+        inter = sa.intersection(sb)
+        union = sa.area + sb.area - inter
+        return inter / union if union > 0 else 0.0
 
     def contains(self, other: Box) -> bool:
         """True when ``other`` lies inside this box (edges may touch)."""

@@ -34,13 +34,38 @@ class StrategyState(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
+class Iterates:
+    """How a strategy's steps read as iterations, for per-iteration curves (Figure 2).
+
+    A strategy that narrows a region step by step declares this when it registers:
+    ``length(params)`` is the number of iterations of a trajectory that runs its course (the
+    curve's last t); the Steps named ``node`` are the iterations, each with the region after
+    it (other Steps, such as a finishing box, are not); ``ceiling(truth, width, height,
+    params)`` gives the regions after iterations 1..length of a perfect chooser, the best the
+    family can reach, or is None when the family has no such ceiling; ``ceiling_name`` says
+    which ceiling it is (``halving``, ``grid``, ``best-first``).
+    """
+
+    length: Callable[[Any], int]
+    node: str = "ask"
+    ceiling: Callable[[list[float], int, int, Any], list[list[float]]] | None = None
+    ceiling_name: str = ""
+
+
+@dataclass(frozen=True)
 class StrategySpec:
-    """A strategy ready to run: its name, parameters and compiled graph."""
+    """A strategy ready to run: its name, parameters and compiled graph, and what it pairs
+    with: the benchmark whose instances it reads and the kinds of answer its requests ask
+    for (the ``task`` of ``Request.oracle``: ``box``, ``choice``, ``cells``, ...), so a run
+    that cannot work is refused before any call."""
 
     name: str
     params: BaseModel
     graph: Any  # a compiled LangGraph graph
     recursion_limit: int = 25
+    benchmark: str = "scenefunri"
+    asks: frozenset[str] = frozenset({"box"})
+    iterates: Iterates | None = None
 
     @property
     def label(self) -> str:

@@ -26,6 +26,31 @@ from .types import ErrorInfo, Instance, RunConfig, Trajectory
 Scorer = Callable[[Instance, Any], dict[str, float]]
 
 
+class PairingError(ValueError):
+    """A strategy and a benchmark, or a strategy and a backend, that cannot work together."""
+
+
+def check_pairing(strategies: list[StrategySpec], backends: list[Backend], benchmark: str) -> None:
+    """Refuse, before any call, a strategy made for another benchmark's instances and a
+    respondent without a model (a rule, the simulator) that cannot give the answers a
+    strategy asks for."""
+    for s in strategies:
+        if s.benchmark != benchmark:
+            raise PairingError(f"strategy {s.label!r} reads {s.benchmark} instances; this run "
+                               f"is on {benchmark} data")
+    for b in backends:
+        can = getattr(b, "answers", None)
+        if can is None:
+            continue
+        for s in strategies:
+            missing = sorted(s.asks - can)
+            if missing:
+                raise PairingError(
+                    f"backend {b.spec!r} cannot answer strategy {s.label!r}: it answers "
+                    f"{', '.join(sorted(can)) or 'no'} requests, and {s.label} asks for "
+                    f"{', '.join(missing)}")
+
+
 def trajectory_key(instance_id: str, strategy: str, backend: str, sample: int) -> str:
     blob = json.dumps([instance_id, strategy, backend, sample], separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -87,7 +112,9 @@ class Runner:
     ):
         """``processes > 1`` shards the work over that many processes, each rebuilding its
         strategies and backends with ``setup(concurrency_per_process)`` (a picklable
-        callable), so CPU-heavy clients and graphs use more than one core."""
+        callable), so CPU-heavy clients and graphs use more than one core. A strategy that
+        cannot work with the benchmark or a backend is refused here (:func:`check_pairing`)."""
+        check_pairing(strategies, backends, config.benchmark)
         self.instances = instances
         self.strategies = strategies
         self.backends = backends

@@ -85,6 +85,12 @@ class Request(BaseModel):
     # notes for the journal (e.g. which commonsense entry a prompt used): never sent
     tags: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def provider_seed(self) -> int | None:
+        """The seed a provider gets: ``decoding.seed + sample``, so the samples of one
+        request are separate draws even where the provider honours seeds; None unset."""
+        return None if self.decoding.seed is None else self.decoding.seed + self.sample
+
 
 # --- replies -----------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Plots with matplotlib (Agg): per-iteration curves as in the paper's Figure 2."""
+"""Plots with matplotlib (Agg): per-iteration curves as in the paper's Figure 2, and the
+heat maps of a dataset card (where targets lie in the image and how large their boxes are)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ LABELS = {"dist": "Dist ×100 (lower is better)", "cacc75": "CAcc@75", "cacc50":
 def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
               baselines: dict[str, dict[str, float]] | None = None) -> Path:
     """One line per (model, strategy) over t; each model's ``direct`` result dashed; the
-    oracle ceiling dotted grey."""
+    oracle ceiling dotted grey; simulated respondents marked and said so in the title."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -20,8 +21,12 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
 
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=150)
     series: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    simulated: dict[tuple[str, str], bool] = {}
     for r in rows:
         series.setdefault((r["model"], r["strategy"]), []).append((r["t"], r[metric]))
+        simulated[(r["model"], r["strategy"])] = bool(r.get("simulated"))
+    if any(simulated.values()):
+        ax.set_title("SIMULATED respondents (sim): not findings about models", fontsize=8)
     colors: dict[str, Any] = {}
     for (model, strategy), pts in series.items():
         pts.sort()
@@ -29,7 +34,8 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
         if model.startswith("oracle"):
             ax.plot(xs, ys, ":", color="0.3", lw=2, label=f"oracle ceiling ({strategy})")
             continue
-        line = ax.plot(xs, ys, marker="o", ms=3, label=f"{model} · {strategy}")[0]
+        sim = " (sim)" if simulated.get((model, strategy)) else ""
+        line = ax.plot(xs, ys, marker="o", ms=3, label=f"{model}{sim} · {strategy}")[0]
         colors.setdefault(model, line.get_color())
     for model, base in (baselines or {}).items():
         if metric in base and model in colors:
@@ -39,6 +45,66 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
     ax.set_ylabel(LABELS.get(metric, metric))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def box_heatmap_png(boxes: list[list[float]], out: str | Path, title: str = "") -> Path:
+    """Two heat maps of boxes given as shares of their image ([x1, y1, x2, y2] in 0..1):
+    left, where the centres fall (12x9 bins, y down as in the image, the 3x3 grid and its
+    counts drawn over it, the ``baseline:center`` box dashed); right, box width against box
+    height (log-spaced bins over the range the boxes span). Empty bins stay white."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    cx, cy = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
+    bw, bh = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
+    cmap = "YlOrRd"
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=120,
+                                  gridspec_kw={"width_ratios": [4 / 3, 1]})
+    heat, _, _ = np.histogram2d(cy, cx, bins=(9, 12), range=((0, 1), (0, 1)))
+    im = ax.imshow(np.ma.masked_equal(heat, 0), extent=(0, 1, 1, 0), cmap=cmap,
+                   interpolation="nearest", aspect=3 / 4, vmin=0)
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, label="box centres per bin")
+    for k in (1 / 3, 2 / 3):
+        ax.axvline(k, color="0.4", lw=0.8)
+        ax.axhline(k, color="0.4", lw=0.8)
+    grid, _, _ = np.histogram2d(np.minimum(cy, 1 - 1e-9), np.minimum(cx, 1 - 1e-9), bins=3,
+                                range=((0, 1), (0, 1)))
+    for r in range(3):
+        for c in range(3):
+            ax.text((c + 0.5) / 3, (r + 0.5) / 3, str(int(grid[r, c])), color="0.15",
+                    ha="center", va="center", fontsize=15, alpha=0.55, fontweight="bold")
+    ax.add_patch(plt.Rectangle((0.25, 0.25), 0.5, 0.5, fill=False, ls="--", lw=1.2,
+                               ec="#1f77b4", label="baseline:center box"))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(1, 0)
+    ax.set_xlabel("box centre x / image width")
+    ax.set_ylabel("box centre y / image height")
+    ax.legend(loc="lower right", fontsize=7, framealpha=0.8)
+    ax.set_title(f"where the targets lie (n = {len(b)}; big digits: 3x3 counts)", fontsize=10)
+    lo = float(np.clip(min(bw.min(), bh.min()) / 1.5, 1e-4, 0.5))
+    hi = float(np.clip(max(bw.max(), bh.max()) * 1.5, lo * 4, 1.0))
+    edges = np.geomspace(lo, hi, 15)
+    size, _, _ = np.histogram2d(np.clip(bh, lo, hi), np.clip(bw, lo, hi), bins=(edges, edges))
+    im2 = ax2.pcolormesh(edges, edges, np.ma.masked_equal(size, 0), cmap=cmap, vmin=0)
+    fig.colorbar(im2, ax=ax2, fraction=0.04, pad=0.02, label="boxes per bin")
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("box width / image width")
+    ax2.set_ylabel("box height / image height")
+    ax2.set_title("how large the boxes are", fontsize=10)
+    ax2.set_aspect("equal")
+    ax2.grid(alpha=0.3, which="both")
+    if title:
+        fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     out = Path(out)
     fig.savefig(out)

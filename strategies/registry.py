@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..engine.graph import StrategySpec
+from ..engine.graph import Iterates, StrategySpec
 
 ENTRY_POINT_GROUP = "unseen.strategies"
 
@@ -38,6 +38,9 @@ class Entry:
     build: Callable[[Any], Any]
     summary: str
     recursion_limit: Callable[[Any], int]
+    benchmark: str = "scenefunri"
+    asks: Callable[[Any], set[str]] = lambda p: {"box"}
+    iterates: Iterates | None = None
 
 
 _REGISTRY: dict[str, Entry] = {}
@@ -50,12 +53,23 @@ def strategy(
     params: type[BaseModel] = NoParams,
     summary: str = "",
     recursion_limit: Callable[[Any], int] = lambda p: 25,
+    *,
+    benchmark: str = "scenefunri",
+    asks: Callable[[Any], set[str]] = lambda p: {"box"},
+    iterates: Iterates | None = None,
 ) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
-    """Register ``build(params) -> StateGraph`` under ``name``."""
+    """Register ``build(params) -> StateGraph`` under ``name``.
+
+    ``benchmark`` names the benchmark whose instances the strategy reads (``run.json``'s
+    ``benchmark``); ``asks(params)`` the kinds of answer its requests ask for (the
+    ``oracle`` task: ``box``, ``choice``, ``cells``, ...), so a respondent without a model
+    that cannot give them is refused before the run; ``iterates`` says how its steps read as
+    iterations when it narrows a region step by step (see ``engine.graph.Iterates``).
+    """
 
     def deco(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
         _REGISTRY[name] = Entry(name, params, build, summary or (build.__doc__ or "").strip(),
-                                recursion_limit)
+                                recursion_limit, benchmark, asks, iterates)
         return build
 
     return deco
@@ -108,5 +122,7 @@ def build(spec: str | tuple[str, dict[str, Any]]) -> StrategySpec:
     key = (name, json.dumps(params.model_dump(), sort_keys=True))
     if key not in _COMPILED:
         graph = entry.build(params).compile()
-        _COMPILED[key] = StrategySpec(name, params, graph, entry.recursion_limit(params))
+        _COMPILED[key] = StrategySpec(name, params, graph, entry.recursion_limit(params),
+                                      entry.benchmark, frozenset(entry.asks(params)),
+                                      entry.iterates)
     return _COMPILED[key]

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine.backend import Backend
 from ..engine.box import Box
 from ..engine.graph import (
+    Iterates,
     Parsed,
     StrategyState,
     ask_node,
@@ -88,13 +89,31 @@ def survivor(a: list[float], b: list[float], choice: str, mode: str) -> list[flo
     return a if picked_a else b
 
 
+def halving_regions(truth: list[float], w: int, h: int, T: int,
+                    share: float = 0.5) -> list[list[float]]:
+    """The halving ceiling: regions after iterations 1..T of a perfect chooser, which
+    eliminates the half holding less of the truth (ties: A). A target cut by a split line
+    is lost even so: hard halving cannot do better."""
+    region = Box.full(w, h).to_list()
+    gt = Box.of(truth)
+    out = []
+    for t in range(1, T + 1):
+        a, b = candidates(region, t, share)
+        region = b if gt.intersection(Box.of(a)) <= gt.intersection(Box.of(b)) else a
+        out.append(region)
+    return out
+
+
 def _region(state: StrategyState) -> list[float]:
     inst = state["instance"]
     return state.get("region") or Box.full(inst.width, inst.height).to_list()
 
 
 @strategy("spoe", params=SpoeParams, summary="Spatial Process of Elimination: halve, ask, repeat",
-          recursion_limit=lambda p: p.T + 6)
+          recursion_limit=lambda p: p.T + 6,
+          asks=lambda p: {"choice", *(["box"] if p.finish == "direct" else [])},
+          iterates=Iterates(length=lambda p: p.T, ceiling_name="halving",
+                            ceiling=lambda gt, w, h, p: halving_regions(gt, w, h, p.T, p.share)))
 def build_spoe(params: SpoeParams) -> StateGraph:
     options = LABELS + (["C"] if params.unsure else [])
 
@@ -164,7 +183,9 @@ def build_spoe(params: SpoeParams) -> StateGraph:
         vote_node(params, build, parse, update)
     graph.add_node("ask", node)
     graph.add_edge(START, "ask")
-    graph.add_conditional_edges("ask", next_step, ["ask", done])
+    # every target next_step can return, END included: an unanswered step ends the trajectory
+    # even when a finish node follows a full search
+    graph.add_conditional_edges("ask", next_step, list(dict.fromkeys(["ask", done, END])))
     if params.finish == "direct":
         graph.add_node("finish", ask_node("finish", build_finish, parse_finish, finished))
         graph.add_edge("finish", END)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine.backend import Backend
 from ..engine.box import Box
 from ..engine.boxtext import json_values, strip_fences
-from ..engine.graph import Parsed, StrategyState, ask_node, user_message
+from ..engine.graph import Iterates, Parsed, StrategyState, ask_node, user_message
 from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
 from .prompts import render
 from .registry import strategy
@@ -67,9 +67,24 @@ def kept_region(all_cells: list[list[float]], eliminated: list[int]) -> list[flo
             max(c[2] for c in kept), max(c[3] for c in kept)]
 
 
+def grid_regions(truth: list[float], w: int, h: int, params: GridParams) -> list[list[float]]:
+    """The grid ceiling: regions after rounds 1..T of a perfect chooser, which eliminates
+    every cell that holds no part of the truth (the region: the bounding box of the rest)."""
+    region = Box.full(w, h).to_list()
+    gt = Box.of(truth)
+    out = []
+    for _ in range(params.T):
+        grid = cells(region, params.rows, params.cols)
+        gone = [i for i, c in enumerate(grid, start=1) if gt.intersection(Box.of(c)) <= 0]
+        region = kept_region(grid, gone) or region
+        out.append(region)
+    return out
+
+
 @strategy("spoe-grid", params=GridParams,
           summary="elimination over a rows x cols grid; several cells per round",
-          recursion_limit=lambda p: p.T + 5)
+          recursion_limit=lambda p: p.T + 5, asks=lambda p: {"cells"},
+          iterates=Iterates(length=lambda p: p.T, ceiling=grid_regions, ceiling_name="grid"))
 def build_grid(params: GridParams) -> StateGraph:
     k = params.rows * params.cols
 

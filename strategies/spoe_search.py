@@ -20,12 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
 from ..engine.box import Box
-from ..engine.graph import Parsed, StrategyState, ask_node, user_message
+from ..engine.graph import Iterates, Parsed, StrategyState, ask_node, user_message
 from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
 from .choice import choice_confidence, read_choice
 from .prompts import render
 from .registry import strategy
-from .spoe import LABELS, SIDES, axis_for, candidates, survivor
+from .spoe import LABELS, SIDES, axis_for, candidates, halving_regions, survivor
 
 
 class SearchParams(BaseModel):
@@ -53,9 +53,21 @@ def _best(frontier: list[dict[str, Any]]) -> dict[str, Any]:
     return max(frontier, key=lambda n: (n["score"], n["depth"]))
 
 
+def best_first_regions(truth: list[float], w: int, h: int,
+                       params: SearchParams) -> list[list[float]]:
+    """The best-first ceiling: a perfect chooser is sure of every choice (confidence 1), so
+    the half it leaves scores 0, the search never backtracks and reaches depth T after T
+    calls, where it stops; the curve runs on to the call budget with the last region."""
+    regions = halving_regions(truth, w, h, params.T)
+    budget = params.budget or 2 * params.T
+    return (regions + [regions[-1]] * budget)[:budget]
+
+
 @strategy("spoe-search", params=SearchParams,
           summary="best-first elimination with backtracking; frontier scored by confidences",
-          recursion_limit=lambda p: (p.budget or 2 * p.T) + 5)
+          recursion_limit=lambda p: (p.budget or 2 * p.T) + 5, asks=lambda p: {"choice"},
+          iterates=Iterates(length=lambda p: p.budget or 2 * p.T, ceiling=best_first_regions,
+                            ceiling_name="best-first"))
 def build_search(params: SearchParams) -> StateGraph:
     budget = params.budget or 2 * params.T
 

@@ -182,6 +182,16 @@ async def test_system_message_and_sampling(fp, instances, ask):
 
 
 @module_loop
+async def test_each_sample_its_own_seed(fp, instances, ask):
+    """Samples of one request are separate draws: the seed sent is seed + sample."""
+    for sample in (0, 2):
+        req = image_request(instances[0], Decoding(temperature=0.7, seed=3)).model_copy(
+            update={"sample": sample})
+        assert (await ask(req)).ok
+    assert [gen_config(r.body)["seed"] for r in fp.requests] == [3, 5]
+
+
+@module_loop
 async def test_max_tokens_mapping(fp, instances, ask):
     assert (await ask(image_request(instances[0], Decoding(max_tokens=77)))).ok
     assert gen_config(fp.requests[0].body)["maxOutputTokens"] == 77

@@ -187,6 +187,18 @@ async def test_openai_gpt4o_sends_temperature_seed_and_effort(fp, instances, ask
 
 @pytest.mark.parametrize("kind", KINDS)
 @module_loop
+async def test_each_sample_its_own_seed(kind, fp, instances, ask):
+    """Samples of one request are separate draws: the seed sent is seed + sample (before,
+    every sample went out with the same seed, one draw five times at temperature > 0)."""
+    decoding = Decoding(temperature=0.7, seed=7)
+    for sample in (0, 1, 4):
+        req = image_request(instances[0], decoding).model_copy(update={"sample": sample})
+        assert (await ask(kind, req)).ok
+    assert [r.body["seed"] for r in fp.requests] == [7, 8, 11]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@module_loop
 async def test_max_tokens_mapping(kind, fp, instances, ask):
     reply = await ask(kind, image_request(instances[0], Decoding(max_tokens=123)))
     assert reply.ok

@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -136,23 +136,29 @@ def test_default_run_subprocess(tmp_path):
     for field in ("dataset_fingerprint", "package_version", "strategies", "backends"):
         assert config[field], field
     assert [s["label"] for s in config["strategies"]] == list(settings.DEFAULT_STRATEGIES)
-    assert [b["spec"] for b in config["backends"]] == ["sim"]
+    assert [b["spec"] for b in config["backends"]] == ["sim", *settings.DEFAULT_RULES]
     assert config["backends"][0]["simulated"] is True
     bundled = load_dataset(bundled_sample())
-    assert config["instances"] == len(bundled) == 72
+    assert config["instances"] == len(bundled) == 65
     assert keylike_fields(config) == []
     assert SECRET not in config_text
     assert load_dataset(config["data"]).fingerprint == config["dataset_fingerprint"]
 
     lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
     n_strategies = len(settings.DEFAULT_STRATEGIES)
-    assert len(lines) == len(bundled) * n_strategies
+    # every strategy with sim, and the fixed rules once each, with direct
+    n_runs = n_strategies + len(settings.DEFAULT_RULES)
+    assert len(lines) == len(bundled) * n_runs
     recs = [json.loads(line) for line in lines]
-    assert len({r["key"] for r in recs}) == len(bundled) * n_strategies
+    assert len({r["key"] for r in recs}) == len(bundled) * n_runs
     assert {r["instance_id"] for r in recs} == {i.id for i in bundled}
-    # the table compares every strategy against direct
+    # the table compares every strategy against direct, and shows what a fixed guess earns
     assert "direct:prompt=hidden" in proc.stdout and "cot-sr" in proc.stdout
-    assert all(r["simulated"] and r["backend"] == "sim" for r in recs)
+    assert "center (rule)" in proc.stdout and "prior (rule)" in proc.stdout
+    assert all(r["simulated"] for r in recs)
+    assert Counter(r["backend"] for r in recs) == {
+        "sim": len(bundled) * n_strategies, **dict.fromkeys(settings.DEFAULT_RULES, len(bundled))}
+    assert {r["strategy"] for r in recs if r["backend"] != "sim"} == {"direct"}
 
 
 def test_real_provider_run_keeps_key_out_of_run_json_and_fills_cache(tmp_path, sample_data,
@@ -396,7 +402,7 @@ def test_data_sample_writes_loadable_dataset(tmp_path, sample_data):
     res = CliRunner().invoke(cli.app, ["data", "sample", "--out", str(out)])
     assert res.exit_code == 0, res.output
     ds = load_dataset(out)
-    assert len(ds) == 72
+    assert len(ds) == 65
     assert ds.fingerprint in res.output.replace("\n", "")
     assert ds.fingerprint == load_dataset(bundled_sample()).fingerprint  # a faithful copy
 

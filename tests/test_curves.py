@@ -6,8 +6,9 @@ import pytest
 
 import unseen
 from unseen.engine.box import Box
-from unseen.evals.scenefunri.curves import curves, oracle_regions, sparkline
+from unseen.evals.scenefunri.curves import curves, sparkline
 from unseen.evals.scenefunri.metrics import dist
+from unseen.strategies.spoe import halving_regions
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +55,13 @@ def test_sim_oracle_is_the_ceiling(run_dir):
         assert a["alive"] == pytest.approx(b["alive"])
 
 
-def test_oracle_regions_by_hand():
+def test_halving_regions_by_hand():
     # target low right in a 1000x800 image: the oracle keeps right, bottom, right, bottom
-    regions = oracle_regions([700, 650, 760, 700], 1000, 800, 4)
+    regions = halving_regions([700, 650, 760, 700], 1000, 800, 4)
     assert regions == [[500, 0, 1000, 800], [500, 400, 1000, 800], [500, 400, 750, 800],
                        [500, 600, 750, 800]]
     # a target on the first cut: the perfect chooser still loses part of it
-    cut = oracle_regions([480, 100, 520, 140], 1000, 800, 1)[0]
+    cut = halving_regions([480, 100, 520, 140], 1000, 800, 1)[0]
     assert not Box.of(cut).contains(Box.of([480, 100, 520, 140]))
 
 
@@ -80,3 +81,114 @@ def test_curve_command(run_dir, run_main, tmp_path):
     assert code == 0 and "alive per iteration" in out and "spoe:T=5" in out
     code, _, err = run_main(["curve", str(run_dir), "--metric", "speed"])
     assert code == 2 and err.startswith("error:")
+
+
+def test_curve_json_carries_the_direct_line(run_dir, run_main):
+    """Each row carries its model's direct result, the paper's dashed line."""
+    code, out, _ = run_main(["curve", str(run_dir), "--format", "json"])
+    rows = json.loads(out)
+    direct = unseen.evals.scenefunri.curves.direct_baselines([run_dir])
+    assert code == 0 and rows
+    for r in rows:
+        assert r["direct"] == direct[r["model"]]
+        assert r["simulated"] is True
+
+
+def test_grid_ceiling_by_hand():
+    from unseen.strategies.spoe_grid import GridParams, grid_regions
+
+    # 2x2 grid of a 1000x800 image; the target sits in the bottom-right cell, then in the
+    # top-left cell of that cell's grid
+    regions = grid_regions([600, 450, 700, 550], 1000, 800, GridParams(T=2))
+    assert regions == [[500, 400, 1000, 800], [500, 400, 750, 600]]
+    # a target across the vertical cut keeps both cells of its row
+    assert grid_regions([450, 100, 550, 150], 1000, 800, GridParams(T=1)) == [[0, 0, 1000, 400]]
+
+
+def test_best_first_ceiling_is_halving_then_holds():
+    from unseen.strategies.spoe_search import SearchParams, best_first_regions
+
+    regions = best_first_regions([700, 650, 760, 700], 1000, 800, SearchParams(T=3))
+    assert len(regions) == 6  # the default budget: 2T calls
+    assert regions[:3] == halving_regions([700, 650, 760, 700], 1000, 800, 3)
+    assert regions[3:] == [regions[2]] * 3
+
+
+@pytest.fixture(scope="module")
+def family_run(sample_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("families") / "run"
+    unseen.run(sample_data, ["spoe-grid:T=2", "spoe-search:T=3", "spoe:T=3",
+                             "spoe:T=3,mode=keep"], ["sim:oracle"], out=out, cache=False,
+               progress=False, limit=8)
+    unseen.run(sample_data, ["spoe:T=3"], ["sim:default,unparseable=1"], out=out, cache=False,
+               progress=False, limit=8)
+    return out
+
+
+def test_each_family_has_its_own_ceiling(family_run):
+    rows = curves([family_run], ceiling=True)
+    ceilings = {r["strategy"]: r["ceiling"] for r in rows if r["model"] == "oracle (ceiling)"}
+    # spoe and spoe:mode=keep share one halving ceiling: a perfect chooser is the same
+    assert ceilings == {"spoe-grid:T=2": "grid", "spoe-search:T=3": "best-first",
+                        "spoe:T=3 / spoe:T=3,mode=keep": "halving"}
+    # the simulated oracle on the grid is the grid's perfect chooser: the curves coincide
+    sim = [r for r in rows if r["model"] == "sim-oracle" and r["strategy"] == "spoe-grid:T=2"]
+    top = [r for r in rows if r["model"] == "oracle (ceiling)" and r["strategy"] == "spoe-grid:T=2"]
+    assert [r["dist"] for r in sim] == pytest.approx([r["dist"] for r in top])
+    assert len([r for r in rows if r["strategy"] == "spoe-search:T=3"
+                and r["model"] == "sim-oracle"]) == 7  # t = 0 .. the budget of 6 calls
+
+
+def test_a_strategy_whose_every_trajectory_failed_is_left_out_with_a_note(family_run, run_main):
+    notes: list[str] = []
+    rows = curves([family_run], notes=notes)
+    assert not any(r["model"].startswith("sim-default") for r in rows)
+    assert any("sim-default,unparseable=1" in n and "every trajectory (8) failed" in n
+               for n in notes)
+    code, _, err = run_main(["curve", str(family_run)])
+    assert code == 0 and "every trajectory (8) failed" in err
+
+
+def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path):
+    """A strategy takes part because it declares that it iterates, not because a parameter
+    happens to be called ``T``."""
+    from langgraph.graph import END, START, StateGraph
+    from pydantic import BaseModel
+
+    from unseen.engine.graph import Iterates, Parsed, StrategyState, ask_node
+    from unseen.engine.types import ImagePart, Message, Request, TextPart
+    from unseen.strategies import strategy
+    from unseen.strategies.direct import box_oracle, read_box
+
+    class P(BaseModel):
+        rounds: int = 2
+        T: int = 9  # not an iteration count
+
+    def graph(params):
+        def req(state, backend):
+            inst = state["instance"]
+            return Request(messages=[Message(role="user", parts=[
+                ImagePart(path=inst.image), TextPart(text=f"round {state.get('t', 0)}")])],
+                oracle=box_oracle(state))
+
+        def parse(state, backend, reply):
+            inst = state["instance"]
+            p = read_box(reply.text, backend.box_format, inst.width, inst.height)
+            return Parsed(value=p.value, error=p.error, region=p.value)
+
+        def update(state, step, parsed: Parsed):
+            return {"prediction": parsed.value, "status": "answered", "t": state.get("t", 0) + 1}
+
+        g = StateGraph(StrategyState)
+        g.add_node("ask", ask_node("ask", req, parse, update))
+        g.add_edge(START, "ask")
+        g.add_conditional_edges("ask", lambda s: "ask" if s.get("t", 0) < params.rounds else END)
+        return g
+
+    strategy("test-rounds", params=P, iterates=Iterates(length=lambda p: p.rounds))(graph)
+    strategy("test-not-iterating", params=P)(graph)
+    unseen.run(sample_data, ["test-rounds", "test-not-iterating"], ["sim:oracle"],
+               out=tmp_path / "r", cache=False, progress=False, limit=3)
+    rows = curves([tmp_path / "r"], ceiling=True)
+    assert {r["strategy"] for r in rows} == {"test-rounds"}  # no ceiling declared: none drawn
+    assert [r["t"] for r in rows] == [0, 1, 2]

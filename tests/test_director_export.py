@@ -23,6 +23,7 @@ from test_export import _browser, _chromium, _parse
 from typer.testing import CliRunner
 
 from unseen import cli
+from unseen.evals.director import shown as shown_cells
 from unseen.evals.director.analyze import analyze_run
 from unseen.evals.director.tables import interval, pct, to_dict
 from unseen.evals.scenefunri.report import RunDirError
@@ -116,8 +117,10 @@ def test_numbers_match_the_analysis(report, data):
         assert f"{c['method']} {c['n']} {c['G']}" in text
     first, margin = data["changes"]
     p = "<0.001" if first["p"] < 0.001 else f"{first['p']:.3f}"
+    # the page prints the mark as the tables do (∗ / †), not as the data spells it, and an
+    # interval cut at ±100 points ends in ‡
     cut = "‡" if first["clipped"] else ""
-    shown = {"*": "∗", "†": "†"}.get(first["mark"], "")
+    shown = shown_cells._MARK[first["mark"] or ""]
     assert f"{interval(first['low'], first['high'])}{cut} {shown}".strip() in text
     assert p in text
     verdict = "within" if margin["equivalent"] else "not within"

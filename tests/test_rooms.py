@@ -16,6 +16,7 @@ from unseen.evals.scenefunri.rooms import (
     write_rooms,
 )
 from unseen.evals.scenefunri.scenefun3d import read_visit
+from unseen.renderers.mesh import merge
 from unseen.renderers.rooms3d import LABELS, room_meshes
 
 N_ROOMS = 8
@@ -28,8 +29,11 @@ def builds():
     return [build_visit(i, 0, SIZE, color=False) for i in range(N_ROOMS)]
 
 
-def to_arkit(points, l2a):
-    return points @ l2a[:3, :3].T + l2a[:3, 3]
+def to_laser(points, l2a):
+    """ARKit → laser: the inverse of transform.npy, as SceneFun3D/scenefun3d's
+    examples/show_annotations.py moves its ARKit mesh."""
+    inv = np.linalg.inv(l2a)
+    return points @ inv[:3, :3].T + inv[:3, 3]
 
 
 def segments_blocked(eye, points, tris, before_m=0.01):
@@ -53,13 +57,14 @@ def segments_blocked(eye, points, tris, before_m=0.01):
 
 
 def independently_hidden(build, pair) -> bool:
-    """Project the annotated points with the frame's own intrinsics and pose: all inside the
-    frame with the margin, and every eye→point segment blocked by a triangle of the ARKit
-    mesh that is not part of the target."""
+    """Project the annotated points with the frame's own intrinsics and pose, untransformed
+    (the toolkit's frames: scan and hires poses share the laser frame): all inside the frame
+    with the margin, and every eye→point segment blocked by a triangle of the ARKit mesh,
+    brought into the laser frame, that is not part of the target."""
     visit, video = build.visit, build.visit.videos[0]
     frame = next(f for f in video.frames if f.timestamp == pair.timestamp)
     ann = next(a for a in visit.annotations if a.annot_id == pair.annot_ids[0])
-    pts = to_arkit(visit.points[ann.indices], video.laser_to_arkit)
+    pts = visit.points[ann.indices]
     w2c = np.linalg.inv(frame.camera_to_world)
     cam = pts @ w2c[:3, :3].T + w2c[:3, 3]
     k = frame.intrinsics
@@ -71,7 +76,7 @@ def independently_hidden(build, pair) -> bool:
         return False
     target = next(it for it in build.layout.functional
                   if annot_id(build.layout, it.name) == ann.annot_id)
-    tris = video.mesh_vertices[video.mesh_faces]
+    tris = to_laser(video.mesh_vertices, video.laser_to_arkit)[video.mesh_faces]
     own = target.contains(tris.reshape(-1, 3), tol=0.002).reshape(-1, 3).all(axis=1)
     eye = frame.camera_to_world[:3, 3]
     lo, hi = np.minimum(pts.min(0), eye), np.maximum(pts.max(0), eye)
@@ -100,10 +105,11 @@ def test_laser_to_arkit_is_rigid_and_never_the_identity():
 
 
 def test_annotations_index_their_part(builds):
-    """After laser → ARKit, each annotation's points lie on its part (inside its box)."""
+    """The scan is in the room's frame (the laser frame): each annotation's points lie on
+    its part (inside its box)."""
     for b in builds:
         v = b.visit
-        pts = to_arkit(v.points, v.videos[0].laser_to_arkit)
+        pts = v.points
         labels = {a.annot_id: a for a in v.annotations}
         assert sum(a.label == "exclude" for a in v.annotations) == 1
         sockets = 0
@@ -114,6 +120,17 @@ def test_annotations_index_their_part(builds):
             assert it.contains(pts[a.indices], tol=1e-4).all(), it.name
             sockets += it.kind == "socket"
         assert sockets >= 2
+
+
+def test_mesh_is_written_in_the_arkit_frame(builds):
+    """The mesh file holds the room's mesh with transform.npy (laser → ARKit) applied; its
+    inverse gives back the room in the laser frame, where the scan and the poses are."""
+    for b in builds[:2]:
+        video = b.visit.videos[0]
+        room = merge(room_meshes(b.layout))
+        np.testing.assert_allclose(to_laser(video.mesh_vertices, video.laser_to_arkit),
+                                   room.vertices, atol=1e-9)
+        assert np.abs(video.mesh_vertices - room.vertices).max() > 0.5
 
 
 def test_descriptions_name_existing_annotations(builds):

@@ -196,7 +196,9 @@ def test_projection_of_known_point(tmp_path, rng):
 
 
 def test_traj_file_holds_world_to_camera(written):
-    """Pins the file side: a hand-written line is inverted; the writer writes the inverse."""
+    """Pins the file side: a hand-written line is inverted; the writer writes the inverse.
+    Source: SceneFun3D/scenefun3d utils/data_parser.py, DataParser.TrajStringToMatrix (the
+    line's angle-axis and translation make "extrinsics", and the pose is its inverse)."""
     root, data = written
     vdir = root / VISIT / VIDEO
     want = data.videos[0].frames[0]
@@ -217,10 +219,23 @@ def test_traj_file_holds_world_to_camera(written):
     np.testing.assert_allclose(frames[1].camera_to_world[:3, 3], [-1, -2, -3])
 
 
+def test_depth_png_holds_millimetres(written):
+    """SceneFun3D/scenefun3d utils/data_parser.py, DataParser.read_depth_frame: the PNG's
+    values divided by conversion_factor=1000 give metres."""
+    from PIL import Image
+
+    root, _ = written
+    f = read_visit(root, VISIT).videos[0].frames[0]
+    Image.fromarray(np.array([[1500, 0], [65535, 1]], dtype=np.uint16)).save(f.depth)
+    d = read_depth(f)
+    np.testing.assert_allclose(d[[0, 1, 1], [0, 0, 1]], [1.5, 65.535, 0.001], rtol=1e-6)
+    assert np.isnan(d[0, 1])
+
+
 # --- timestamps --------------------------------------------------------------------
 
 
-def test_timestamps_match_as_text_only(tmp_path, rng):
+def test_timestamps_match_text_first(tmp_path, rng):
     data = make_visit(rng, timestamps=("100.10", "100.1", "99.5"))
     write_visit(tmp_path, data)
     skipped = {}
@@ -233,11 +248,30 @@ def test_timestamps_match_as_text_only(tmp_path, rng):
                                    atol=1e-6)
         assert f.depth.name == f"{VIDEO}_{f.timestamp}.png"
 
+
+
+def test_pose_of_a_frame_without_its_own_traj_line_is_the_nearest(tmp_path, rng):
+    """As the toolkit finds a frame's pose (SceneFun3D/scenefun3d utils/data_parser.py,
+    DataParser.get_nearest_pose, called with no time threshold by
+    examples/project_rgb_on_laser_scan.py): the traj's keys are str(float(ts)), a frame's
+    timestamp text is looked up as is, else the pose nearest in value is taken; outside
+    the traj's first and last time there is none."""
+    data = make_visit(rng, timestamps=("99.5", "100.500", "101.0", "101.2", "102.0",
+                                             "103.0"))
+    write_visit(tmp_path, data)
+    by_ts = {f.timestamp: f.camera_to_world for f in data.videos[0].frames}
     traj = tmp_path / VISIT / VIDEO / "hires_poses.traj"
     lines = traj.read_text().splitlines()
-    traj.write_text("\n".join(ln for ln in lines if not ln.startswith("100.10 ")) + "\n")
+    keep = [ln for ln in lines if ln.split()[0] in ("99.5", "100.500", "101.0", "102.0")]
+    # the toolkit would key "100.500" as "100.5": rewrite it so, as the toolkit reads it
+    keep = [ln.replace("100.500 ", "100.5 ", 1) for ln in keep]
+    traj.write_text("\n".join(keep) + "\n")
     v, n = read_video(tmp_path / VISIT, VIDEO)
-    assert n == 1 and [f.timestamp for f in v.frames] == ["99.5", "100.1"]
+    got = {f.timestamp: f.camera_to_world for f in v.frames}
+    # 103.0 lies past the last pose
+    assert n == 1 and sorted(got) == ["100.500", "101.0", "101.2", "102.0", "99.5"]
+    np.testing.assert_allclose(got["100.500"], by_ts["100.500"], atol=1e-6)  # same value
+    np.testing.assert_allclose(got["101.2"], by_ts["101.0"], atol=1e-6)  # the nearest
 
 
 def test_frame_without_intrinsics_is_skipped(written):

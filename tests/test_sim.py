@@ -82,3 +82,70 @@ def test_noisy_profile_yields_parse_failures_scored_as_misses(sample_data, tmp_p
     for r in failed:
         assert r["error"]["kind"] == "parse" and r["prediction"] is None
         assert r["metrics"]["cacc50"] == 0 and r["metrics"]["iou"] == 0
+
+
+# --- issue 13: each request its own draw --------------------------------------------------
+
+
+def _choice_request(image: str, overlay: dict | None, sample: int = 0) -> Request:
+    from unseen.engine.types import ImagePart
+
+    return Request(
+        messages=[Message(role="user", parts=[ImagePart(path=image, overlay=overlay),
+                                              TextPart(text="Which part is less likely?")])],
+        sample=sample,
+        oracle={"task": "choice", "instance": "i1", "truth": [10, 10, 20, 20], "width": 100,
+                "height": 100, "regions": [[0, 0, 50, 100], [50, 0, 100, 100]],
+                "labels": ["A", "B"], "mode": "eliminate", "options": ["A", "B"]},
+    )
+
+
+def test_draw_depends_on_overlay_and_image_bytes(tmp_path):
+    """Requests with the same text but other regions drawn, or another image, are other
+    draws; the same request is the same draw (issue 13: SPoE rounds repeated one draw)."""
+    sim = make_backend("sim")
+    img = tmp_path / "a.png"
+    img.write_bytes(b"first image bytes")
+    overlays = [{"boxes": [[0, 0, 50 - i, 100], [50 - i, 0, 100, 100]], "labels": ["A", "B"]}
+                for i in range(6)]
+    draws = [sim._rng(_choice_request(str(img), o)).random() for o in overlays]
+    assert len(set(draws)) == len(draws)
+    again = sim._rng(_choice_request(str(img), overlays[0])).random()
+    assert again == draws[0]
+    img.write_bytes(b"other image bytes, same path")
+    assert sim._rng(_choice_request(str(img), overlays[0])).random() != draws[0]
+
+
+def test_spoe_choices_are_independent_across_rounds(sample_data, tmp_path):
+    """A chooser without skill picks at random in every round: a choice agrees with the one
+    two rounds earlier about half the time, and almost no sequence is periodic (before the
+    fix: every odd round and every even round repeated one draw, agreement 1.0)."""
+    unseen.run(sample_data, ["spoe:T=8"], ["sim:default,skill=0,unparseable=0,format_noise=0"],
+               out=tmp_path / "r", cache=False, progress=False)
+    rows = [json.loads(x) for x in (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()]
+    seqs = ["".join(s["parsed"]["choice"] for s in r["steps"]) for r in rows]
+    assert all(len(q) == 8 for q in seqs)
+    lag2 = [q[i] == q[i + 2] for q in seqs for i in range(6)]
+    assert 0.35 <= sum(lag2) / len(lag2) <= 0.65
+    periodic = [q for q in seqs if all(q[i] == q[i + 2] for i in range(6))]
+    assert len(periodic) <= 2  # chance: 24 sequences x 2^-6
+
+
+def test_skilled_sim_curve_falls_with_t(sample_data, tmp_path):
+    """A skilled simulated chooser narrows in on the target: Dist falls round after round
+    (before the fix the offline Figure 2 curve rose after t = 2)."""
+    from unseen.evals.scenefunri.curves import curves
+
+    unseen.run(sample_data, ["spoe:T=6"], ["sim:strong"], out=tmp_path / "r", cache=False,
+               progress=False)
+    dist = [r["dist"] for r in sorted(curves([tmp_path / "r"]), key=lambda r: r["t"])]
+    assert len(dist) == 7
+    assert all(b <= a + 0.5 for a, b in zip(dist, dist[1:], strict=False)), dist
+    assert dist[-1] < dist[1] - 10
+
+
+def test_knobs_beyond_the_profile_name_the_model():
+    """Two respondents that differ in a knob are two rows of every table, never one."""
+    assert make_backend("sim").model == "sim-default"
+    assert make_backend("sim:default,skill=0").model == "sim-default,skill=0"
+    assert make_backend("sim:strong,seed=2").model == "sim-strong,seed=2"

@@ -31,7 +31,11 @@ class RunError(ValueError):
 
 
 def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
-    """Resume into an existing run directory: same data, union of strategies and backends."""
+    """Resume into an existing run directory: same data, union of strategies and backends.
+
+    ``--limit N`` runs the first N instances, so the instances a run directory holds are the
+    first ``max`` of its invocations' limits (all of them once any invocation had none):
+    ``run.json`` records that union, never the last invocation's smaller count."""
     path = run_dir / RUN_FILE
     if not path.is_file():
         return config
@@ -42,13 +46,18 @@ def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
             f"now {config.dataset_fingerprint}); choose another --out"
         )
     def union(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        seen = {json.dumps(x, sort_keys=True) for x in a}
-        return a + [x for x in b if json.dumps(x, sort_keys=True) not in seen]
+        def key(x: dict[str, Any]) -> str:  # a backend's server counts change run to run
+            return json.dumps({k: v for k, v in x.items() if k != "server_counts"}, sort_keys=True)
+        seen = {key(x) for x in a}
+        return a + [x for x in b if key(x) not in seen]
     return config.model_copy(update={
         "run": old.run, "created_at": old.created_at,
         "strategies": union(old.strategies, config.strategies),
         "backends": union(old.backends, config.backends),
         "samples": max(old.samples, config.samples),
+        "instances": max(old.instances, config.instances),
+        "limit": None if old.limit is None or config.limit is None
+        else max(old.limit, config.limit),
     })
 
 
@@ -67,6 +76,18 @@ def _setup(
     return specs, clients, scorer(unanswered)
 
 
+def _record_server_counts(run_dir: Path, config: RunConfig, clients: list) -> None:
+    """Per-server counts of backends spread over several servers, into run.json's backend
+    descriptions (replacing those of an earlier session of the same run)."""
+    counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
+    if not counts:
+        return
+    for desc in config.backends:
+        if desc.get("spec") in counts:
+            desc["server_counts"] = counts[desc["spec"]]
+    (run_dir / RUN_FILE).write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
 async def run_async(
     data: str | Path | None = None,
     strategies: Sequence[str] = (settings.DEFAULT_STRATEGY,),
@@ -79,7 +100,7 @@ async def run_async(
     cache: bool = True,
     cache_dir: str | Path | None = None,
     box_format: str | None = None,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     timeout_s: float = settings.DEFAULT_TIMEOUT_S,
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
@@ -117,7 +138,10 @@ async def run_async(
         config = _merge_config(run_dir, config)
         runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
                         score=score, progress=progress, processes=processes, setup=setup)
-        return await runner.run()
+        result = await runner.run()
+        if processes == 1:  # shard processes keep their own counts
+            _record_server_counts(run_dir, config, clients)
+        return result
     finally:
         for c in clients:
             await c.aclose()

@@ -42,6 +42,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .engine.runner import PairingError
     from .evals.director.analyze import AnalysisError
     from .evals.director.coding.items import CodingError
     from .evals.director.dataset import SceneSetError
@@ -53,7 +54,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            AnalysisError, FileNotFoundError, NotADirectoryError)
+            AnalysisError, PairingError, FileNotFoundError, NotADirectoryError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
@@ -79,6 +80,16 @@ def _print_reasons(by_error: dict[str, int]) -> None:
         out.print(f"[yellow]unanswered by reason:[/] {reasons}")
 
 
+def _print_servers(run_dir: Path) -> None:
+    """A line of per-server counts for each backend spread over several servers."""
+    from .backends.servers import server_summary
+
+    config = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    for desc in config.get("backends", []):
+        if line := server_summary(desc):
+            out.print(line, soft_wrap=True, highlight=False, markup=False)
+
+
 @app.command()
 def run(
     data: Annotated[Path | None, typer.Option(help="SceneFunRI folder (default: the bundled sample set).")] = None,
@@ -89,7 +100,7 @@ def run(
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
     box_format: Annotated[str | None, typer.Option(help="Override the box convention: pixel, norm1000, gemini, unit, qwen2.5.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
@@ -100,6 +111,8 @@ def run(
 
     With no options: the bundled sample set, the paper's prompting strategies (direct with
     the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
+    Without --strategy the table also shows the fixed rules baseline:center and
+    baseline:prior, marked (rule).
     """
     from .api import run as run_api
     from .evals.scenefunri import render, summarize
@@ -114,6 +127,10 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes,
         )
+        if not strategy:  # what a fixed guess earns, for scale; no model is called
+            rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
+                            samples=samples, limit=limit, out=run_dir, progress=False)
+            result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
     except KeyboardInterrupt:
         _interrupted("trajectories", run_dir)
     if _quiet_or_resumed(result, quiet, "trajectories"):
@@ -122,6 +139,7 @@ def run(
         len(strategies) > 1 else None
     out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
     _print_reasons(result.by_error)
+    _print_servers(result.run_dir)
     out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
 
 
@@ -194,18 +212,28 @@ def curve(
     instances whose ground-truth box is still inside the region. Each model's `direct`
     result is the reference line.
     """
-    from .evals.scenefunri.curves import CURVE_METRICS, curve_table, curves, direct_baselines
+    from .evals.scenefunri.curves import (
+        CURVE_METRICS,
+        curve_table,
+        curves,
+        direct_baselines,
+        with_baselines,
+    )
 
     if metric not in CURVE_METRICS:
         raise UserError(f"unknown metric {metric!r}; choose {', '.join(CURVE_METRICS)}")
     if fmt not in ("table", "json", "png"):
         raise UserError(f"unknown format {fmt!r}; choose table, json or png")
-    rows = curves(run_dirs, ceiling=ceiling)
-    if not rows:
-        raise UserError("no iterative region strategy (such as spoe) in these runs")
+    notes: list[str] = []
+    rows = curves(run_dirs, ceiling=ceiling, notes=notes)
+    for note in notes:
+        err.print(f"note: {escape(note)}", soft_wrap=True, highlight=False)
+    if not any(r["model"] != "oracle (ceiling)" for r in rows):
+        raise UserError("no iterative region strategy (such as spoe) with an answered "
+                        "trajectory in these runs")
     base = direct_baselines(run_dirs)
     if fmt == "json":
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(with_baselines(rows, base), indent=2))
     elif fmt == "png":
         from .renderers.plots import curve_png
 
@@ -319,7 +347,7 @@ def backends() -> None:
 def data_sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the sample set into.")],
 ) -> None:
-    """Copy the bundled sample SceneFunRI set (72 hidden targets in 8 procedural rooms)."""
+    """Copy the bundled sample SceneFunRI set (65 hidden targets in 8 procedural rooms)."""
     from .evals.scenefunri import load_dataset
     from .evals.scenefunri.sample import copy_sample
 
@@ -349,6 +377,7 @@ def data_build(
     occlusion: Annotated[str, typer.Option(help="Occlusion from the 'mesh' (rendered) or the 'depth' PNGs.")] = "mesh",
     min_box: Annotated[float, typer.Option(help="Drop boxes with a side shorter than this (px).")] = 8.0,
     dedupe_images: Annotated[bool, typer.Option(help="Drop near-duplicate images within a visit.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the frame kept per description (a hash of visit, description and seed).")] = 0,
 ) -> None:
     """Build SceneFunRI instances from SceneFun3D scans: hidden targets inside the view."""
     from .evals.scenefunri.build import BuildParams, build
@@ -357,16 +386,19 @@ def data_build(
     if occlusion not in ("mesh", "depth"):
         raise UserError(f"--occlusion must be mesh or depth, got {occlusion!r}")
     params = BuildParams(v_min=v_min, vo_max=vo_max, stride=stride, occlusion=occlusion,  # type: ignore[arg-type]
-                         min_box_px=min_box, dedupe_images=dedupe_images)
+                         min_box_px=min_box, dedupe_images=dedupe_images, seed=seed)
     try:
         s = build(scenefun3d, out_dir, params)
     except (ValueError, SceneFun3DError) as exc:  # a malformed scan names its file
         raise UserError(str(exc)) from None
-    out.print(f"{s.visits} visits, {s.frames} frames: {s.candidates} candidates, "
-              f"[bold]{s.kept} kept[/] in {out_dir}")
+    out.print(f"{s.visits} visits, {s.frames} frames, {s.pairs} (frame, description) pairs: "
+              f"{s.candidates} candidates, [bold]{s.kept} kept[/] in {out_dir}")
     for reason, n_dropped in s.dropped.most_common():
         out.print(f"  dropped {n_dropped:>6}  {reason}")
-    out.print(f"instances a person should review: {out_dir / 'review.jsonl'}")
+    review = [json.loads(x) for x in (out_dir / "review.jsonl").read_text().splitlines()]
+    flagged = sum(bool(r["reasons"]) for r in review)
+    out.print(f"{flagged} of {len(review)} instances a person should review, and each one's "
+              f"frame pick: {out_dir / 'review.jsonl'}; the funnel: {out_dir / 'build.json'}")
 
 
 @data_app.command("rooms")
@@ -382,6 +414,32 @@ def data_rooms(
     width, height = _size(size)
     visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height))
     out.print(f"wrote {len(visits)} visits to {out_dir}")
+
+
+@data_app.command("stats")
+def data_stats(
+    folder: Annotated[Path, typer.Argument(help="A SceneFunRI folder (instances.jsonl; build.json when built).")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+    png: Annotated[Path | None, typer.Option(help="Also write a heat map of box centres and sizes.")] = None,
+) -> None:
+    """Describe a SceneFunRI folder: counts, affordances, box sizes and positions, what a
+    fixed guess scores, and a build's funnel from frames to kept instances."""
+    from .evals.scenefunri import load_dataset
+    from .evals.scenefunri.stats import describe, normalized_boxes, render_stats
+
+    if fmt not in ("table", "json", "md"):
+        raise UserError(f"--format must be table, json or md, got {fmt!r}")
+    ds = load_dataset(folder)
+    card = describe(folder, ds)
+    if fmt == "table":
+        out.print(render_stats(card, fmt))
+    else:
+        out.print(render_stats(card, fmt), markup=False, highlight=False, soft_wrap=True)
+    if png is not None:
+        from .renderers.plots import box_heatmap_png
+
+        box_heatmap_png(normalized_boxes(ds), png, title=str(folder))
+        out.print(f"wrote {png}")
 
 
 @data_app.command("director")
@@ -493,7 +551,7 @@ def director_run(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: the provider's).")] = None,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
-    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
@@ -561,7 +619,7 @@ def director_code(
     reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder (the paper: the maximum, OpenAI's 'max'; 'high' for vLLM or Gemini); 'none' sends none.")] = "max",
     no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
-    base_url: Annotated[str | None, typer.Option(help="Provider endpoint (OpenAI-compatible or Gemini).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,

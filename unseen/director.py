@@ -19,7 +19,7 @@ from typing import Any
 from .backends import connect, sim
 from .engine.cache import ReplyCache
 from .engine.journal import RUN_FILE
-from .engine.runner import RunResult
+from .engine.runner import RunResult, check_pairing
 from .engine.types import RunConfig
 from .evals.director import strategy as _strategy  # noqa: F401 - registers `director`
 from .evals.director.measures import STUDY_FILE, score
@@ -67,7 +67,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                           concurrency: int = 8, cache: bool = True,
                           cache_dir: str | Path | None = None, timeout_s: float = 600.0,
                           max_attempts: int = 6, backoff_base_s: float = 1.0,
-                          base_url: str | None = None, reasoning_effort: str = "medium",
+                          base_url: str | list[str] | None = None, reasoning_effort: str = "medium",
                           temperature: float | None = None, max_tokens: int | None = None,
                           progress: bool = True) -> RunResult:
     """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``."""
@@ -94,15 +94,16 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                     f"no batch of design {design.name!r} asks model {name!r} ({spec}); the "
                     f"design names {', '.join(asked)}: run it in one's place with "
                     f"--backend NAME={spec}")
+        decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
+                    "max_tokens": max_tokens}
+        specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
+                 for b in design.batches for c in b.conditions}
+        check_pairing(list(specs.values()), clients, "director")  # before scenes are rendered
         earlier = check_same_design(out, design)
         needed = [s for s in design.sets if any(
             s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
         scenes_root = Path(scenes) if scenes else recorded_scenes(earlier) or out / "scenes"
         sets = scene_sets(design, needed, scenes_root, progress=progress)
-        decoding = {"reasoning_effort": reasoning_effort, "temperature": temperature,
-                    "max_tokens": max_tokens}
-        specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
-                 for b in design.batches for c in b.conditions}
         plan = plan_calls(design, clients, names, specs, sets)
         described = [{**c.describe(), "spec": c.spec, "model": n}
                      for c, n in zip(clients, names, strict=True)]

@@ -66,7 +66,7 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
                            seed: int = 0,
                            retry_uncoded: bool = False, concurrency: int = 4, cache: bool = True,
                            cache_dir: str | Path | None = None, timeout_s: float = 600.0,
-                           max_attempts: int = 6, base_url: str | None = None,
+                           max_attempts: int = 6, base_url: str | list[str] | None = None,
                            reasoning_effort: str = MAX_EFFORT, structured: bool = True,
                            progress: bool = True) -> CodingResult:
     """Code the study in ``run_dir`` with ``coder`` (a backend spec). ``repeats`` real items

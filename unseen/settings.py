@@ -11,6 +11,8 @@ DEFAULT_STRATEGY = "direct"
 DEFAULT_STRATEGIES = ("direct", "direct:prompt=hidden", "direct:prompt=common",
                       "direct:prompt=both", "cot", "cot-sr")
 DEFAULT_BACKEND = "sim"
+# ...beside what a fixed guess earns on the same data (run with DEFAULT_STRATEGY only)
+DEFAULT_RULES = ("baseline:center", "baseline:prior")
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0
 

@@ -61,7 +61,7 @@ def director_oracle(state: StrategyState, condition: str, turn: int, fields: lis
 
 @strategy("director", params=DirectorParams,
           summary="a Director Task condition: condition=<request>[/<question>][+<insert>]",
-          recursion_limit=lambda p: 6)
+          recursion_limit=lambda p: 6, benchmark="director", asks=lambda p: {"director"})
 def build_director(params: DirectorParams) -> StateGraph:
     if not params.condition:
         raise StrategyError("director needs condition=<request>[/<question>][+<insert>], "

@@ -57,6 +57,35 @@ def journal_of(run_dir: str | Path) -> Path:
     return path
 
 
+def run_config(run_dir: str | Path) -> dict[str, Any]:
+    """A run directory's ``run.json`` as a dict (empty when the file is absent)."""
+    path = Path(run_dir) / "run.json"
+    if not path.is_file():
+        return {}
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunDirError(f"{path}: cannot read the run's configuration ({exc})") from None
+    if not isinstance(config, dict):
+        raise RunDirError(f"{path}: not a run configuration (a JSON object)")
+    return config
+
+
+def require_scenefunri(run_dirs: Iterable[str | Path]) -> list[Path]:
+    """The run directories, each checked to be a SceneFunRI run: tables, curves and figures
+    of boxes mean nothing for a Director study, which ``director analyze`` reads."""
+    dirs = [Path(d) for d in run_dirs]
+    for d in dirs:
+        journal_of(d)
+        bench = run_config(d).get("benchmark", "scenefunri")
+        if bench == "director":
+            raise RunDirError(f"{d} is a Director Task study run: SceneFunRI tables, curves "
+                              f"and figures do not apply; use `unseen director analyze {d}`")
+        if bench != "scenefunri":
+            raise RunDirError(f"{d} is a {bench} run, not a SceneFunRI run")
+    return dirs
+
+
 def current_records(run_dirs: Iterable[str | Path]) -> Iterable[dict[str, Any]]:
     """The last record of each key across run directories, streamed per directory."""
     for run_dir in run_dirs:
@@ -94,6 +123,7 @@ def summarize(
     Rows come sorted: real models, then simulated ones, then reference rules; within a
     model the baseline strategy first.
     """
+    run_dirs = require_scenefunri(run_dirs)
     groups: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
                  "out": 0, "sec": 0.0, "simulated": False, "backend": ""}
@@ -520,13 +550,9 @@ def figure_cells(
     records: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     kinds: dict[tuple[str, str], dict[str, Any]] = {}
     wanted = set(instance_ids)
-    for run_dir in run_dirs:
-        journal_of(run_dir)
+    for run_dir in require_scenefunri(run_dirs):
         meta_path = Path(run_dir) / "run.json"
-        try:
-            data = json.loads(meta_path.read_text(encoding="utf-8")).get("data")
-        except (OSError, json.JSONDecodeError) as exc:
-            raise RunDirError(f"{meta_path}: cannot read the run's configuration ({exc})") from None
+        data = run_config(run_dir).get("data")
         if not data:
             raise RunDirError(f"{meta_path}: names no dataset ('data')")
         path = Path(data)

@@ -14,18 +14,26 @@ Layout (``visit_id``: 6 digits, ``video_id``: 8 digits)::
         hires_depth/<video_id>_<ts>.png                uint16 millimetres      optional
         hires_poses.traj               "ts ax ay az tx ty tz", world→camera    required
         <video_id>_transform.npy       4x4, laser scan → ARKit                 required
-        <video_id>_arkit_mesh.ply      mesh                                    optional
+        <video_id>_arkit_mesh.ply      mesh, ARKit frame                       optional
 
 Conventions:
 
-- ``<ts>`` is the text after the first ``_`` of a file name (without extension) and the
-  first token of a traj line, compared as strings: ``"100.10"`` and ``"100.1"`` are
-  different timestamps. Frames are ordered by the timestamp's numeric value.
+- ``<ts>`` is the text after the first ``_`` of a file name (without extension); a frame's
+  jpg, pincam and depth files share it as text. Its pose is the traj line with the same
+  text, else the one nearest in numeric value; a frame before the first or after the last
+  pose has none (``DataParser.get_nearest_pose``, which the toolkit's examples call with no
+  time threshold: the traj keys are ``str(float(ts))``, so ``"100.50"`` finds ``100.5``).
+  Frames are ordered by the timestamp's numeric value.
 - A jpg frame without a pincam file or without a traj line is skipped, not an error; the
   count is returned by :func:`read_video` and, per video, in ``read_visit(..., skipped=d)``.
 - The traj pose is world→camera (angle-axis via Rodrigues, translation in metres); it is
-  inverted to ``Frame.camera_to_world``, as the toolkit does. The writer writes the inverse
-  of ``FrameData.camera_to_world``.
+  inverted to ``Frame.camera_to_world``, as the toolkit does (``DataParser.TrajStringToMatrix``).
+  The writer writes the inverse of ``FrameData.camera_to_world``.
+- Frames, as the toolkit uses them: the hires poses' world is the laser scan's frame
+  (``examples/project_rgb_on_laser_scan.py`` projects the scan with them, untransformed);
+  ``transform.npy`` maps laser → ARKit (``get_transform``) and the ARKit mesh is in the ARKit
+  frame, reaching the laser frame through the inverse (``examples/show_annotations.py``).
+  Reader and writer store what they are given; these are the frames they are meant in.
 - :func:`read_depth` returns float32 metres with NaN where the PNG holds 0 (unknown).
 - The writer stores the laser scan and mesh vertices as float32 (as the real data does).
 - Every malformed or missing required file raises :class:`SceneFun3DError` with one line
@@ -102,7 +110,8 @@ def _timestamp(path: Path) -> str:
     return ts
 
 
-def _ts_order(ts: str) -> tuple[float, str]:
+def timestamp_order(ts: str) -> tuple[float, str]:
+    """Sort key of a timestamp: its numeric value (non-numbers last), then its text."""
     try:
         v = float(ts)
     except ValueError:
@@ -421,6 +430,40 @@ def _read_traj(path: Path) -> dict[str, np.ndarray]:
     return poses
 
 
+def pose_times(poses: dict[str, np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    """The traj's numeric timestamps, sorted, and their texts in the same order."""
+    numeric = []
+    for ts in poses:
+        try:
+            v = float(ts)
+        except ValueError:
+            continue
+        if math.isfinite(v):
+            numeric.append((v, ts))
+    numeric.sort()
+    return np.array([v for v, _ in numeric]), [ts for _, ts in numeric]
+
+
+def nearest_pose(ts: str, poses: dict[str, np.ndarray],
+                 times: tuple[np.ndarray, list[str]]) -> np.ndarray | None:
+    """A frame's camera→world pose as ``DataParser.get_nearest_pose`` finds it: the pose of
+    the same timestamp text, else the one nearest in value (ties: the earlier); None outside
+    the traj's time range or for a timestamp that is not a number."""
+    if ts in poses:
+        return poses[ts]
+    values, texts = times
+    try:
+        v = float(ts)
+    except ValueError:
+        return None
+    if not len(values) or not math.isfinite(v) or v < values[0] or v > values[-1]:
+        return None
+    i = int(np.searchsorted(values, v))
+    if i == len(values) or (i > 0 and v - values[i - 1] <= values[i] - v):
+        i -= 1
+    return poses[texts[i]]
+
+
 def read_video(visit_dir: Path | str, video_id: str) -> tuple[Video, int]:
     """One video folder: ``(Video, number of jpg frames skipped for lack of pose/intrinsics)``."""
     vdir = Path(visit_dir) / video_id
@@ -432,6 +475,7 @@ def read_video(visit_dir: Path | str, video_id: str) -> tuple[Video, int]:
             raise _err(d, "directory not found")
     transform = _read_transform(vdir / f"{video_id}_transform.npy")
     poses = _read_traj(vdir / "hires_poses.traj")
+    times = pose_times(poses)
     depth_dir = vdir / "hires_depth"
     frames: list[Frame] = []
     skipped = 0
@@ -442,14 +486,15 @@ def read_video(visit_dir: Path | str, video_id: str) -> tuple[Video, int]:
         if jpg.stem.partition("_")[0] != video_id:
             raise _err(jpg, f"file name does not start with the video id {video_id}_")
         pincam = intr_dir / f"{video_id}_{ts}.pincam"
-        if ts not in poses or not pincam.is_file():
+        pose = nearest_pose(ts, poses, times)
+        if pose is None or not pincam.is_file():
             skipped += 1
             continue
         depth = depth_dir / f"{video_id}_{ts}.png"
         frames.append(Frame(video_id=video_id, timestamp=ts, rgb=jpg,
-                            intrinsics=_read_pincam(pincam), camera_to_world=poses[ts],
+                            intrinsics=_read_pincam(pincam), camera_to_world=pose,
                             depth=depth if depth.is_file() else None))
-    frames.sort(key=lambda f: _ts_order(f.timestamp))
+    frames.sort(key=lambda f: timestamp_order(f.timestamp))
     mesh = vdir / f"{video_id}_arkit_mesh.ply"
     return (Video(video_id=video_id, frames=frames, laser_to_arkit=transform,
                   mesh_path=mesh if mesh.is_file() else None), skipped)

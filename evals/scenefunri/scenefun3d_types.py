@@ -1,11 +1,15 @@
 """The in-memory form of a SceneFun3D visit: what the reader returns and the writer takes.
 
-Frames (the public toolkit's, ``utils/data_parser.py``):
-- the laser scan has its own frame; ``<video_id>_transform.npy`` maps it to the video's
-  ARKit frame (4x4, laser → ARKit);
+Frames, as the public toolkit (SceneFun3D/scenefun3d) uses them:
+- the laser scan has its own frame, and the hires ("colmap") poses live in it:
+  ``examples/project_rgb_on_laser_scan.py`` projects the scan's points with those poses and
+  no transform;
+- ``<video_id>_transform.npy`` maps laser → the video's ARKit frame (``utils/data_parser.py``,
+  ``get_transform``); the ARKit mesh is in the ARKit frame and reaches the laser frame through
+  the inverse (``examples/show_annotations.py``);
 - ``hires_poses.traj`` holds one world→camera pose per line, ``ts ax ay az tx ty tz``
-  (angle-axis rotation, translation in metres, world = ARKit frame); the reader inverts it
-  to camera→world, as the toolkit does;
+  (angle-axis rotation, translation in metres, world = laser-scan frame); the reader inverts
+  it to camera→world, as the toolkit does;
 - cameras follow the pinhole convention x right, y down, z forward (points in front have
   z > 0): u = fx·x/z + cx, v = fy·y/z + cy, the same as ``unseen.renderers.camera``;
 - depth PNGs are uint16 millimetres, 0 where unknown.
@@ -62,7 +66,7 @@ class Frame:
     timestamp: str  # the text after the first '_' of the file name, matched as a string
     rgb: Path
     intrinsics: Intrinsics
-    camera_to_world: np.ndarray  # 4x4, ARKit frame
+    camera_to_world: np.ndarray  # 4x4, laser-scan frame (the hires poses')
     depth: Path | None = None
 
     @property
@@ -75,7 +79,7 @@ class Video:
     video_id: str
     frames: list[Frame]
     laser_to_arkit: np.ndarray  # 4x4
-    mesh_path: Path | None = None
+    mesh_path: Path | None = None  # vertices in the ARKit frame
 
 
 @dataclass
@@ -107,7 +111,7 @@ class FrameData:
     rgb: np.ndarray  # (H, W, 3) uint8
     depth_m: np.ndarray | None  # (H, W) float metres (0 or inf = unknown)
     intrinsics: Intrinsics
-    camera_to_world: np.ndarray  # 4x4, ARKit frame
+    camera_to_world: np.ndarray  # 4x4, laser-scan frame
 
 
 @dataclass

@@ -45,7 +45,8 @@ class CoderParams(BaseModel):
 
 @strategy("director-code", params=CoderParams,
           summary="code a batch of Director reasoning traces against the codebook (Appendix E)",
-          recursion_limit=lambda p: 5)
+          recursion_limit=lambda p: 5, benchmark="director-coding",
+          asks=lambda p: {"director-code"})
 def build_coder(params: CoderParams) -> StateGraph:
     effort = None if params.reasoning_effort in (None, "none") else params.reasoning_effort
     decoding = Decoding(temperature=params.temperature, max_tokens=params.max_tokens,
