@@ -152,13 +152,15 @@ def test_second_pass_codes_hidden_choices_again_and_reports_kappa(coded):
     assert "Second pass" in text and "Readings" in text
     assert json.loads(render(s, "json"))["run"] == str(coded)
     # a simulated respondent and a simulated coder: every format says so first
+    (name,) = {r["model"] for r in s["readings"]}  # the one model, a simulated respondent
+    assert name.startswith("sim-director-strong")
     md = render(s, "md")
-    assert md.startswith("**SIMULATED: the replies and traces of sim-director-strong")
+    assert md.startswith(f"**SIMULATED: the replies and traces of {name} ")
     assert "**SIMULATED coder: the codes of the main pass (sim:default,dir_coder_error=0)" in md
-    assert "### Readings" in md and "| sim-director-strong (sim) |" in md
-    assert text.startswith("SIMULATED: the replies") and "sim-director-strong (sim)" in text
+    assert "### Readings" in md and f"| {name} (sim) |" in md
+    assert text.startswith("SIMULATED: the replies") and f"{name} (sim)" in text
     j = json.loads(render(s, "json"))
-    assert j["simulated"] == ["sim-director-strong"] and j["coders"]["main"]["simulated"]
+    assert j["simulated"] == [name] and j["coders"]["main"]["simulated"]
     assert j["notices"][0].startswith("SIMULATED")
     assert "<p class=banner><b>SIMULATED" in render(s, "html")
 
