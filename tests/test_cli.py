@@ -428,6 +428,28 @@ def test_help(args):
     assert "Usage" in res.output
 
 
+def _command_paths(command, path=()):
+    """Every command path of the CLI, groups included (click's tree under typer)."""
+    yield path
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _command_paths(sub, (*path, name))
+
+
+def test_every_help_page_renders():
+    # rich markup in a help text (e.g. "[/<question>]") once crashed `director prompts --help`
+    import typer
+
+    paths = list(_command_paths(typer.main.get_command(cli.app)))
+    assert ("director", "prompts") in paths and ("cache", "clear") in paths and len(paths) > 20
+    for path in paths:
+        for width in ("80", "120"):
+            res = CliRunner().invoke(cli.app, [*path, "--help"], env={"COLUMNS": width})
+            assert res.exit_code == 0 and res.exception is None, (path, width, res.output)
+            assert "Usage" in res.output, path
+    res = CliRunner().invoke(cli.app, ["director", "prompts", "--help"], env={"COLUMNS": "200"})
+    assert "<request>[/<question>][+<insert>]" in res.output
+
+
 def test_help_through_main(run_main):
     out = ok(run_main, ["--help"])
     for command in ("run", "compare", "show", "strategies", "backends", "data", "cache"):

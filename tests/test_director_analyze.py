@@ -232,7 +232,9 @@ def test_not_asked_and_zero_answered():
     assert status == {"a": "ok", "b": "not asked", "c": "no answers", "d": "not asked"}
     j = json.loads(render(a, "json"))
     assert {c["model"]: c["status"] for c in j["changes"]}["b"] == "not asked"
-    assert j["families"] == {"f": 1}
+    # the design asks a and c; c has no answers under the base, so one of two is estimated
+    assert j["families"] == {"f": {"estimated": 1, "asked": 2}}
+    assert "Family f: Benjamini-Hochberg at q = 0.05 over 1 comparisons (the design asks 2 of these models)" in render(a, "md")
     md = render(a, "md")
     assert "| b | – |" in md and "no answers" in md
     assert "| c | answered | 100.0 (4/4) | 0.0 (0/4) |" in md
@@ -339,3 +341,40 @@ def test_nan_free_json(monkeypatch):
     assert "NaN" not in text and not any(
         isinstance(v, float) and math.isnan(v) for c in json.loads(text)["changes"]
         for v in c.values())
+
+
+def test_every_output_marks_simulated_replies(tmp_path, monkeypatch):
+    # DESIGN: "the sim backend ... is labelled as a simulation in every output"
+    d = design(["move", "move/novis"], [{"batch": "b", "base": "move/novis", "variant": "move",
+                                         "family": "f"}])
+    rows = [{**row(m, cond, g, hidden=float(cond == "move" and g % 2)), "simulated": m == "fake"}
+            for m in ("fake", "real") for cond in ("move", "move/novis") for g in range(6)]
+    a = analyze(rows, d, n_boot=N_BOOT)
+    assert a.simulated == ["fake"] and a.label("fake") == "fake (sim)" and a.label("real") == "real"
+    notice = "SIMULATED: the replies of fake come from the offline simulator"
+    table = text_of(render(a, "table"))
+    assert notice in " ".join(table.split()) and "fake (sim)" in table and "real (sim)" not in table
+    md = render(a, "md")
+    assert f"**{notice}" in md and "| fake (sim) | answered |" in md and "| real | answered |" in md
+    latex = render(a, "latex")
+    assert r"\textbf{SIMULATED}" in latex and "fake (sim)" in latex
+    j = json.loads(render(a, "json"))
+    assert j["simulated"] == ["fake"] and j["notice"].startswith("SIMULATED")
+    assert {(c["model"], c["simulated"]) for c in j["changes"]} == {("fake", True), ("real", False)}
+    assert all(r["simulated"] == (r["model"] == "fake") for r in j["rates"])
+    # the figures: every text drawn, read from the figure before it is saved
+    import matplotlib.figure
+
+    drawn: list[str] = []
+    save = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *args, **kw):
+        drawn.append(" ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text)))
+        return save(fig, *args, **kw)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    assert len(plot(a, tmp_path)) == 2
+    assert all("SIMULATED (fake)" in t and "fake (sim)" in t for t in drawn)
+    # a run of real models only says nothing of the kind
+    real = analyze([r for r in rows if r["model"] == "real"], d, n_boot=N_BOOT)
+    assert "SIMULATED" not in render(real, "md") and "(sim)" not in render(real, "md")

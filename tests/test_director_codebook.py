@@ -24,7 +24,7 @@ TRACE = ("The director sits across the table. The partition hides block 7 from t
 def entry(item="item-a", **kw):
     base = {"id": item, "reading": "director_view",
             "reading_quote": "Among the blocks the director can see, the largest is 5.",
-            "sees": "seen", "sees_quote": "", "works_out": True,
+            "sees": "seen", "sees_quote": "the largest is 5.", "works_out": True,
             "works_out_quote": "The partition hides block 7 from the director"}
     return {**base, **kw}
 
@@ -40,8 +40,9 @@ def test_a_reply_with_prose_and_fences_is_read_and_its_codes_kept():
 
 def test_items_with_bad_codes_or_quotes_are_refused_with_their_reason_and_the_rest_kept():
     long_quote = " ".join(["word"] * 41)
-    traces = {"a": TRACE, "b": TRACE, "c": TRACE, "d": TRACE + " " + long_quote, "e": TRACE}
-    reply = {"codes": [entry("a"), entry("b", reading="biggest"),
+    traces = {"a": TRACE, "b": TRACE, "c": TRACE, "d": TRACE + " " + long_quote, "e": TRACE,
+              "f": TRACE}
+    reply = {"codes": [entry("a"), entry("b", reading="biggest"), entry("f", works_out_quote=""),
                        entry("c", sees_quote="The director sees everything."),
                        entry("d", reading_quote=long_quote), entry("zzz")]}
     coded, refused = parse_codes(json.dumps(reply), traces)
@@ -50,6 +51,7 @@ def test_items_with_bad_codes_or_quotes_are_refused_with_their_reason_and_the_re
     assert "sees_quote" in refused["c"]
     assert "40 words" in refused["d"]
     assert refused["e"] == "no code for this item"
+    assert "works_out_quote" in refused["f"]  # an empty quote is refused
     assert "zzz" not in refused  # ids outside the batch are ignored
 
 
@@ -63,7 +65,10 @@ def test_the_last_codes_object_counts_and_a_reply_without_one_is_an_error():
 
 
 def test_quotes_are_word_for_word_up_to_whitespace_and_quotation_marks():
-    assert quote_ok("", TRACE)
+    # Appendix E: "Each code comes with a quote of at most 40 words copied word for word from
+    # the trace": an empty quote is none
+    assert not quote_ok("", TRACE)
+    assert not quote_ok('  ""  ', TRACE)
     assert quote_ok('"the largest is   5."', TRACE)
     assert not quote_ok("the largest is 9.", TRACE)
     assert quote_ok("director’s view", "the director's view is clear")  # typographic apostrophe
@@ -108,3 +113,16 @@ def test_kappa_interval_brackets_the_estimate_and_is_seeded():
     lo, hi = kappa_interval(a, b, n_boot=500, seed=1)
     assert lo <= cohen_kappa(a, b) <= hi <= 1.0
     assert (lo, hi) == kappa_interval(a, b, n_boot=500, seed=1)
+
+
+def test_the_codebook_quotes_each_request_exactly_as_the_prompts_state_it():
+    # the issue: the codebook said "Please move the largest block", which no prompt says
+    from unseen.evals.director.prompts import REQUESTS, build
+
+    for second in (False, True):
+        text = codebook(second)
+        assert "Please" not in text
+        for request in REQUESTS:
+            first, line = build(request).parts["question_b"].rstrip("\n").split("\n")
+            assert f"- {first.removeprefix('Question B: ')} {line}\n" in text
+    assert '"move the largest block"' in codebook() and '"the largest block"' in codebook()

@@ -55,8 +55,8 @@ def study(tmp_path_factory, director_scenes) -> Path:
 
 @pytest.fixture(scope="module")
 def coded(study) -> Path:
-    run_coding(study, "sim:default,dir_coder_error=0", batch_size=7, tests=10, cache=False,
-               progress=False)
+    run_coding(study, "sim:default,dir_coder_error=0", batch_size=7, tests=10, repeats=5,
+               cache=False, progress=False)
     return study
 
 
@@ -75,10 +75,14 @@ def test_items_are_every_traced_reply_and_the_coder_sees_no_model_condition_or_s
 
 def test_a_coding_pass_codes_every_item_and_the_sim_coder_gives_the_written_codes(coded):
     items = coded_items(coded)
-    assert len(items) == 36 + 10
+    assert len(items) == 36 + 10 + 5  # real items, test traces, real items again
     assert all(it["codes"] is not None for it in items)
     journal = {json.loads(line)["key"] for line in (pass_dir(coded, "main") / JOURNAL).open()}
-    assert len(journal) == -(-46 // 7)  # one trajectory per batch
+    assert len(journal) == -(-51 // 7)  # one trajectory per batch
+    again = [it for it in items if it.get("repeat_of")]
+    first_ids = {it["id"] for it in items if not it["test"] and not it.get("repeat_of")}
+    assert len(again) == 5 and all(it["repeat_of"] in first_ids for it in again)
+    assert {it["id"] for it in again}.isdisjoint(first_ids)  # new neutral ids
     for it in items:
         if not it["test"]:
             written = read_trace(it["trace"])
@@ -86,7 +90,12 @@ def test_a_coding_pass_codes_every_item_and_the_sim_coder_gives_the_written_code
     s = summarize(coded)
     assert s["tests"]["main"] == {"n": 10, "coded": 10, "reading_and_sees": 10, "reading": 10,
                                   "sees": 10, "works_out": 10}
-    assert sum(r["coded"] for r in s["readings"]) == 36
+    assert sum(r["coded"] for r in s["readings"]) == 36  # the repeats are not counted twice
+    # Appendix E: "The real items, coded a second time in the main run, received the same two
+    # codes on all 30" -- here 5, by a coder that reads the simulator's traces exactly
+    assert s["repeats"] == {"n": 5, "coded_both": 5, "same_two_codes": 5, "reading": 5,
+                            "sees": 5, "works_out": 5}
+    assert "coded a second time" in render(s, "table")
     firsts = s["examples"]
     assert firsts and all(e["quote"] for e in firsts)
     assert len({(e["model"], e["reading"]) for e in firsts}) == len(firsts)
@@ -96,16 +105,20 @@ def test_a_coding_pass_codes_every_item_and_the_sim_coder_gives_the_written_code
 
 def test_rerunning_resumes_and_other_items_are_refused(coded):
     done = run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=10,
-                      cache=False, progress=False)
+                      repeats=5, cache=False, progress=False)
     assert done.run.done == 0 and done.run.skipped == done.run.total and done.items == 36
     with pytest.raises(CodingError, match="batches of 7"):
-        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=8, tests=10, cache=False,
-                   progress=False)
+        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=8, tests=10, repeats=5,
+                   cache=False, progress=False)
     with pytest.raises(CodingError, match="was coded by"):
-        run_coding(coded, "sim:strong", batch_size=7, tests=10, cache=False, progress=False)
-    with pytest.raises(CodingError, match="other items"):
-        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=5, cache=False,
+        run_coding(coded, "sim:strong", batch_size=7, tests=10, repeats=5, cache=False,
                    progress=False)
+    with pytest.raises(CodingError, match="other items"):
+        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=5, repeats=5,
+                   cache=False, progress=False)
+    with pytest.raises(CodingError, match="other items"):
+        run_coding(coded, "sim:default,dir_coder_error=0", batch_size=7, tests=10, repeats=6,
+                   cache=False, progress=False)
 
 
 def test_the_sim_coder_follows_the_report_where_the_trace_states_nothing():
@@ -120,6 +133,8 @@ def test_the_sim_coder_follows_the_report_where_the_trace_states_nothing():
     first = {c["id"]: c for c in json.loads(sim_code(items, False, 0.0, random.Random(0)))["codes"]}
     assert [first[i]["sees"] for i in "abc"] == ["unseen", "seen", "not_stated"]
     assert first["a"]["reading"] == "none" and first["a"]["reading_quote"] == "I will go with block 7."
+    # every code comes with a quote: where the trace states nothing for one, the choice's words
+    assert first["c"]["sees_quote"] == first["c"]["works_out_quote"] == "I will go with block 7."
     second = json.loads(sim_code(items, True, 0.0, random.Random(0)))["codes"]
     assert [c["sees"] for c in second] == ["not_stated"] * 3  # no report to follow
 
@@ -136,7 +151,18 @@ def test_second_pass_codes_hidden_choices_again_and_reports_kappa(coded):
     text = render(s, "table")
     assert "Second pass" in text and "Readings" in text
     assert json.loads(render(s, "json"))["run"] == str(coded)
-    assert render(s, "md").startswith("### Readings")
+    # a simulated respondent and a simulated coder: every format says so first
+    (name,) = {r["model"] for r in s["readings"]}  # the one model, a simulated respondent
+    assert name.startswith("sim-director-strong")
+    md = render(s, "md")
+    assert md.startswith(f"**SIMULATED: the replies and traces of {name} ")
+    assert "**SIMULATED coder: the codes of the main pass (sim:default,dir_coder_error=0)" in md
+    assert "### Readings" in md and f"| {name} (sim) |" in md
+    assert text.startswith("SIMULATED: the replies") and f"{name} (sim)" in text
+    j = json.loads(render(s, "json"))
+    assert j["simulated"] == [name] and j["coders"]["main"]["simulated"]
+    assert j["notices"][0].startswith("SIMULATED")
+    assert "<p class=banner><b>SIMULATED" in render(s, "html")
 
 
 def test_analysis_fits_comparisons_on_coded_traces(coded, study):
@@ -174,7 +200,8 @@ def test_a_coder_reply_that_cannot_be_read_leaves_the_batch_unanswered(study, tm
     run_dir = tmp_path / "copy"
     shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
     monkeypatch.setitem(sim.TASKS, "director-code", lambda s, oracle, rng: "I cannot code these.")
-    result = run_coding(run_dir, "sim", batch_size=50, tests=0, cache=False, progress=False).run
+    result = run_coding(run_dir, "sim", batch_size=50, tests=0, repeats=0, cache=False,
+                        progress=False).run
     assert result.answered == 0 and result.by_error == {"parse": 1}
     recs = list(iter_records(pass_dir(run_dir, "main") / JOURNAL))
     assert recs[0]["error"]["kind"] == "parse"
@@ -195,20 +222,35 @@ def test_a_real_sdk_coder_gets_the_schema_and_only_neutral_items(study, tmp_path
         content = rec.body["messages"][0]["content"]
         text = content if isinstance(content, str) else content[0]["text"]
         shown = json.loads(text.split("Items:\n", 1)[1].rsplit("\n\nAnswer with", 1)[0])
-        codes = [{"id": it["id"], "reading": "none", "reading_quote": "", "sees": "not_stated",
-                  "sees_quote": "", "works_out": False, "works_out_quote": ""} for it in shown]
+        codes = []
+        for it in shown:
+            quote = " ".join(it["trace"].split()[:6])
+            codes.append({"id": it["id"], "reading": "none", "reading_quote": quote,
+                          "sees": "not_stated", "sees_quote": quote, "works_out": False,
+                          "works_out_quote": quote})
         return Reply(json.dumps({"codes": codes}))
 
     fp.reset(coder)
     done = run_coding(run_dir, "openai:gpt-6-astra", base_url=fp.openai_base_url,
                       batch_size=25, tests=4, cache=False, progress=False, max_attempts=1)
     result, n = done.run, done.items
-    assert result.answered == result.total == 2 and n == 36
+    # 36 real items, 4 tests and by default 30 real items again: three batches
+    assert result.answered == result.total == 3 and n == 36 and done.repeats == 30
     body = fp.requests[0].body
     assert body["model"] == "gpt-6-astra"
     assert body["response_format"]["type"] == "json_schema"
+    # Appendix E: the coder ran "at maximum reasoning effort": the default is the highest
+    # value the OpenAI SDK names (openai/types/shared/reasoning_effort.py, ReasoningEffort)
+    from typing import get_args
+
+    from openai.types.shared import ReasoningEffort
+
+    levels = [a for arg in get_args(ReasoningEffort) for a in get_args(arg)]
+    assert body["reasoning_effort"] == levels[-1] == "max"
     sent = json.dumps(body)
-    assert "main-00" not in sent and "director-strong" not in sent and '"move' not in sent
+    assert "main-00" not in sent and "director-strong" not in sent
+    # no condition either (the codebook quotes the requests, so "move" itself may appear)
+    assert '"condition' not in sent and "move/novis" not in sent and '"b1"' not in sent
     assert all(it["codes"] is not None for it in coded_items(run_dir))
     assert "sk-test" not in (pass_dir(run_dir, "main") / "run.json").read_text()
 
@@ -361,3 +403,20 @@ def test_a_retry_round_waits_for_the_pass_to_finish(study, tmp_path, monkeypatch
     with pytest.raises(CodingError, match="have not run yet"):
         add_retry_round(folder, load_items(folder), finished={"main-0000"},
                         batch_ids=["main-0000", "main-0001"])
+
+
+def test_repeats_count_the_same_two_codes_on_hand_made_items():
+    from unseen.evals.director.coding.report import _repeats
+
+    def item(id_, reading, sees, works_out=True, repeat_of=None, codes=True):
+        return {"id": id_, "test": False, "repeat_of": repeat_of,
+                "codes": {"reading": reading, "sees": sees, "works_out": works_out} if codes else None}
+
+    main = [item("a", "own_view", "unseen"), item("b", "director_view", "seen"),
+            item("c", "none", "not_stated"), item("d", "own_view", "seen"),
+            item("a2", "own_view", "unseen", repeat_of="a"),           # same two codes
+            item("b2", "director_view", "unseen", repeat_of="b"),      # sees differs
+            item("c2", "largest_digit", "not_stated", False, repeat_of="c"),  # reading, works-out
+            item("d2", "own_view", "seen", repeat_of="d", codes=False)]  # left uncoded
+    assert _repeats(main) == {"n": 4, "coded_both": 3, "same_two_codes": 1, "reading": 2,
+                              "sees": 2, "works_out": 2}

@@ -23,7 +23,7 @@ from test_export import _browser, _chromium, _parse
 from typer.testing import CliRunner
 
 from unseen import cli
-from unseen.evals.director import tables
+from unseen.evals.director import shown as shown_cells
 from unseen.evals.director.analyze import analyze_run
 from unseen.evals.director.tables import interval, pct, to_dict
 from unseen.evals.scenefunri.report import RunDirError
@@ -99,8 +99,9 @@ def test_header_conditions_and_comparisons(report, data):
     assert "visibility question" in text and "move/twoturn − move: accuracy; batch q" in text
     assert "Family s4: Benjamini-Hochberg" in text and "Margin tests" in text
     assert "Legend" in text and "∗: an increase or a decrease" in text
-    # one rates table (model × 7 measures) and two changes tables of one row each
-    assert page.rows == {"rates": 1 + 7, "changes": 4}
+    # one rates table (model × 9 measures, two derived from the report) and two changes
+    # tables of one row each
+    assert page.rows == {"rates": 1 + 9, "changes": 4}
     assert len(data["changes"]) == 2
 
 
@@ -108,18 +109,23 @@ def test_numbers_match_the_analysis(report, data):
     text = _text(_html(report))
     for c in data["changes"]:
         assert c["status"] == "ok"
-        diff, ci = pct(c["diff"], signed=True), interval(c["low"], c["high"])
+        # an interval cut at ±100 points ends in ‡ (stats.compare, "The rule")
+        cut = "‡" if c["clipped"] else ""
+        diff, ci = pct(c["diff"], signed=True), interval(c["low"], c["high"]) + cut
         row = f"{c['model']} SIMULATED {diff} {ci}"
         assert row in text, row
         assert f"{c['method']} {c['n']} {c['G']}" in text
     first, margin = data["changes"]
     p = "<0.001" if first["p"] < 0.001 else f"{first['p']:.3f}"
-    # the page prints the mark as the tables do (∗ / †), not as the data spells it
-    shown = tables._MARK[first["mark"] or ""]
-    assert f"{interval(first['low'], first['high'])} {shown}".strip() in text
+    # the page prints the mark as the tables do (∗ / †), not as the data spells it, and an
+    # interval cut at ±100 points ends in ‡
+    cut = "‡" if first["clipped"] else ""
+    shown = shown_cells._MARK[first["mark"] or ""]
+    assert f"{interval(first['low'], first['high'])}{cut} {shown}".strip() in text
     assert p in text
     verdict = "within" if margin["equivalent"] else "not within"
-    assert f"{interval(margin['low'], margin['high'])} {verdict} {margin['method']}" in text
+    cut = "‡" if margin["clipped"] else ""
+    assert f"{interval(margin['low'], margin['high'])}{cut} {verdict} {margin['method']}" in text
     move = next(r for r in data["rates"] if r["condition"] == "move")
     hidden = move["measures"]["hidden"]
     assert f"{pct(hidden['share'])} {interval(hidden['low'], hidden['high'], ends=pct)}" in text

@@ -98,8 +98,73 @@ def test_novis_keeps_label_question_b():
 
 def test_stated_lists_visible_ascending():
     p = build("move/stated", {"id": "s1", "hidden_digit": 4, "visible_digits": [9, 2, 5]})
-    assert "The director can see the blocks numbered 2, 5 and 9." in p.text
-    assert "numbered 3 and 7." in build("move/stated").text  # placeholder example
+    assert "The director sees only the blocks with numbers 2, 5 and 9." in p.text
+    assert "with numbers 3 and 7." in build("move/stated").text  # placeholder example
+
+
+# --- the lengths the paper states (Appendix A, "Variants") --------------------------------
+# Table 1's exact text is not in the paper, so the wording is ours; every count it states holds.
+
+
+def test_paper_move_and_mean_lengths():
+    # "move has 850 characters against 854 for mean, and each rewording of its second line
+    # has 871."
+    assert build("move").chars == 850
+    assert build("mean").chars == 854
+    assert build("move-want").chars == build("move-will").chars == 871
+    # a rewording changes only move's second line
+    for name in ("move-want", "move-will"):
+        assert check_identity(build("move"), build(name)) == ["question_b"]
+        assert build(name).parts["question_b"].split("\n")[0] == build("move").parts["question_b"].split("\n")[0]
+    assert "Which number does the director want you to move?" in build("move-want").text
+    assert "Which number is on the block that you will move?" in build("move-will").text
+
+
+@pytest.mark.parametrize("request_", REQUESTS)
+def test_paper_without_the_question_is_99_shorter(request_):
+    # "Without the visibility question the prompt is 99 characters shorter, and the label
+    # “Question B” stays."
+    with_q, without = build(request_), build(f"{request_}/novis")
+    assert with_q.chars - without.chars == 99
+    assert "Question B" in without.text and "Question A" not in without.text
+
+
+def test_paper_stated_line_lengths():
+    # "With the visible blocks stated, the line lists the scene's visible blocks in ascending
+    # order. It has 55 characters when the director sees two blocks, as many as the
+    # visibility question, and 58 with three."
+    question = templates()["question.vis"]
+    assert len(question) == 55
+    two = build("move/stated", {"id": "a", "visible_digits": [8, 1]})
+    three = build("move/stated", {"id": "b", "visible_digits": [9, 2, 5]})
+    assert len(two.parts["question_a"].rstrip("\n")) == 55 == len(question)
+    assert len(three.parts["question_a"].rstrip("\n")) == 58
+    assert two.parts["question_a"].rstrip("\n").endswith("1 and 8.")
+    assert three.parts["question_a"].rstrip("\n").endswith("2, 5 and 9.")
+    # the line stands where the question stood: same length as the base with two blocks
+    assert two.chars == build("move/novis").chars + 56
+
+
+def test_paper_insert_lengths():
+    # "The combined constraint has 135 characters and the padding sentence 66. The knowledge
+    # constraint, “The director does not know about the blocks the director cannot see.”, is
+    # padded to the combined constraint's length with the padding sentence. The reference
+    # constraint, “The director’s words refer only to blocks the director can see.”, is
+    # padded with “The picture was drawn by a computer program written just for this task.”"
+    t = templates()
+    assert len(insert_text("combined")) == 135
+    assert len(insert_text("padding")) == 66
+    assert t["insert.knowledge"] == "The director does not know about the blocks the director cannot see."
+    assert t["insert.reference"] == "The director’s words refer only to blocks the director can see."
+    assert t["pad.reference"] == "The picture was drawn by a computer program written just for this task."
+    # each clause and its whole padding sentence make exactly the combined constraint's length
+    assert insert_text("knowledge") == t["insert.knowledge"] + " " + t["pad.knowledge"]
+    assert insert_text("reference") == t["insert.reference"] + " " + t["pad.reference"]
+    assert len(insert_text("knowledge")) == len(insert_text("reference")) == 135
+    # "An inserted paragraph stands before the line on block numbers, with a blank line on
+    # each side."
+    for kind in INSERTS:
+        assert build(f"move+{kind}").chars == 850 + len(insert_text(kind)) + 2
 
 
 @pytest.mark.parametrize("bad, word", [("jump", "request"), ("move/foo", "question"),
@@ -126,7 +191,7 @@ def test_cli_scene_and_errors(run_main, tmp_path):
     code, out, err = run_main(["director", "prompts", "--scene", "main-0001", "--scenes",
                                str(scenes), "-c", "move/stated", "--format", "json"])
     assert code == 0, err
-    assert "numbered 1 and 6." in json.loads(out)[0]["turns"][0]
+    assert "with numbers 1 and 6." in json.loads(out)[0]["turns"][0]
     code, out, err = run_main(["director", "prompts", "-c", "move/nope"])
     assert code == 2 and "unknown question 'nope'" in err
     code, out, err = run_main(["director", "prompts", "--scene", "x", "--scenes", str(scenes)])

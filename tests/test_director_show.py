@@ -143,7 +143,7 @@ def test_scene_view_has_image_prompt_parsed_report_key_and_measures(run_dir, sce
     block = rec["prediction"]["block"]
     assert "main-000 · gpt-x (SIMULATED) · move/twoturn · batch q · sample 0" in text
     assert "turn 1 of 2 · asks visible" in text and "turn 2 of 2 · asks block" in text
-    assert "Question A: Which numbers are on the blocks that the director can see?" in text
+    assert "Question A: Which numbered blocks can the director see?" in text
     assert "Question B" in text and "messages 3" in text
     visible = "{" + ", ".join(map(str, sorted(key["visible_digits"]))) + "}"
     assert f"parsed visible {visible}" in text and f"parsed block {block}" in text

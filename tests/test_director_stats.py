@@ -225,6 +225,44 @@ def test_paired_when_a_condition_has_every_reply_an_event():
     assert c.p == pytest.approx(sps.ttest_1samp(d, 0).pvalue, rel=1e-9)
 
 
+# --- the range of a difference of shares ----------------------------------------------------
+
+
+def test_a_tiny_stratum_gets_an_interval_cut_at_plus_minus_one_and_marked():
+    # 3 scenes, 2 + 2 replies each: t on G-2 = 1 df is 12.7, the delta-method interval runs
+    # far past the range. Worked by hand: GEE on balanced clusters gives the raw shares
+    # 2/6 and 5/6, diff 0.5; uncut it would be 0.5 ± 12.706 * 0.2887 = [-3.17, 4.17].
+    y = [0, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 1]
+    x = [0] * 6 + [1] * 6
+    s = [0, 0, 1, 1, 2, 2] * 2
+    c = compare(y, x, s)
+    assert c.method == "gee" and c.df == 1
+    assert c.diff == pytest.approx(0.5, abs=1e-9)
+    tq = sps.t.ppf(0.975, 1)
+    assert c.diff - tq * c.se < -1 and c.diff + tq * c.se > 1  # the uncut interval
+    assert (c.low, c.high, c.clipped) == (-1.0, 1.0, True)  # the rule: cut and marked
+    # the paired fallback (a condition with no event) is cut the same way
+    y = [0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0]
+    c = compare(y, x, s)
+    assert c.method == "paired" and c.clipped
+    assert c.low == pytest.approx(0.5 - sps.t.ppf(0.975, 2) * c.se) and c.high == 1.0
+    # an interval inside the range is not touched
+    assert not compare(*_balanced(40, 1)).clipped
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 3)),
+                min_size=6, max_size=24))
+def test_no_interval_leaves_the_range_of_a_difference(data):
+    y, x, s = (list(v) for v in zip(*data, strict=True))
+    try:
+        c = compare(y, x, s)
+    except (ValueError, RuntimeError):
+        return
+    assert -1.0 <= c.low <= c.high <= 1.0
+    assert c.clipped == (c.method != "bound" and (c.low == -1.0 or c.high == 1.0))
+
+
 @pytest.mark.parametrize("G", [1, 10, 160])
 def test_bound_at_zero(G):
     # every scene the same share in both conditions (shares differ between scenes)

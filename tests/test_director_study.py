@@ -65,9 +65,109 @@ def test_shipped_designs_load_and_count_calls():
     # §3: 800 calls per condition; grok-4.6 answers mean and move in row 1, and row 2's three
     assert paper.calls("grok-4.6") == (2 + 3) * 160 * 5
     assert paper.samples == 5 and {"main", "rotated", "rearranged"} <= set(paper.sets)
-    assert {c.family for c in paper.comparisons} == {"s4", "s5", "s6", None}
+    assert {c.family for c in paper.comparisons} == {"s4", "s4-dv", "s5", "s6", "s6-rearranged",
+                                                     None}
     quick = load_design("quick")
     assert quick.calls("anything") == 8 * 20 * 5
+
+
+GPT6 = ("gpt-5.5", "gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna", "gpt-6-sol", "gpt-6-luna")
+OPEN = ("Qwen3.8-27B", "Muse-Glimmer-30B")
+ROW1 = GPT6 + OPEN
+ROW2 = ("gpt-5.5", "gpt-5.6-sol", "gpt-6-sol", "gpt-6-luna", "grok-4.6")
+ROW12 = ("gpt-5.6-terra", "gpt-5.6-luna", "gpt-6-sol")
+QWEN = ("Qwen3.8-27B",)
+
+# Appendix C, "The corrections", member by member: (batch, label) -> the models asked it.
+S4 = {
+    # "the change with the visibility question under move, the same change in each of the two
+    # digit strata"
+    ("r01-question", "visibility question, move"): ROW1,
+    ("r01-question", "visibility question, move; hidden block carries the largest digit"): ROW1,
+    ("r01-question", "visibility question, move; hidden block not the largest digit"): ROW1,
+    ("r02-count", "visibility question, move (count batch)"): ROW2,
+    ("r02-count", "visibility question, move; hidden block carries the largest digit (count "
+                  "batch)"): ("grok-4.6",),
+    ("r02-count", "visibility question, move; hidden block not the largest digit (count "
+                  "batch)"): ("grok-4.6",),
+    # "the block-count question"
+    ("r02-count", "block-count question, move"): ROW2,
+    # "mean with and without the visibility question"
+    ("r03-mean", "visibility question, mean"): ("gpt-5.5", "gpt-5.6-luna", "gpt-6-sol",
+                                                "gpt-6-luna"),
+    # "and the comparisons of Table 2"
+    **{("r12-table2", f"Table 2: {x}"): ROW12 for x in (
+        "visibility question, move", "visibility question, mean", "visibility question, "
+        "move-want", "visibility question, move-will", "visible blocks stated, move",
+        "question minus statement, move", "question after Question B, move",
+        "question in a first turn, move")},
+    ("r12-table2", "Table 2: block-count question, move"): ("gpt-5.6-terra",),
+    **{("r13-table2", f"Table 2: {x}"): QWEN for x in (
+        "visibility question, move", "visibility question, mean", "visible blocks stated, move",
+        "question minus statement, move", "question after Question B, move",
+        "question in a first turn, move", "block-count question, move")},
+}
+S5 = {
+    # "for each open-weight model, the changes with the visibility question in the three
+    # readings, in the hidden-block choices whose trace takes the director not to see the
+    # block and in the traces that work out the director's view, and move minus mean in the
+    # three readings"
+    **{("r01-question", f"visibility question, move: {x}"): OPEN for x in (
+        "director-view reading", "own-view reading", "largest-digit reading",
+        "hidden-block choices the trace takes as unseen", "traces working out the director's view")},
+    **{("r01-question", f"move − mean: {x}"): OPEN for x in (
+        "director-view reading", "own-view reading", "largest-digit reading")},
+    # "each rewording minus move"
+    ("r04-rewordings", "“want you to move” − move"): GPT6,
+    ("r04-rewordings", "“the block that you will move” − move"): GPT6,
+    # "the knowledge question minus the visibility question, among all replies and among those
+    # whose report leaves the hidden block out"
+    ("r05-knowledge", "knowledge question − visibility question"): GPT6 + QWEN,
+    ("r05-knowledge", "knowledge − visibility question, reports leaving the hidden block out"):
+        GPT6 + QWEN,
+}
+S6 = {
+    # "the combined constraint minus the base prompt in the joint rate and in the hidden-block
+    # choice rate"
+    ("r06-constraint", "combined constraint: joint rate"): ROW1,
+    ("r06-constraint", "combined constraint: hidden-block choices"): ROW1,
+    # "the change with the visibility question in the hidden-block choice rate under each of
+    # the two prompts"
+    ("r09-constraint-question", "visibility question, base prompt"): ("gpt-5.6-luna", "gpt-6-sol",
+                                                                       "gpt-6-luna"),
+    ("r09-constraint-question", "visibility question, with the constraint"):
+        ("gpt-5.6-luna", "gpt-6-sol", "gpt-6-luna"),
+    # "the padding sentence and each clause alone in the joint rate"
+    ("r07-clauses", "knowledge clause alone: joint rate"): GPT6,
+    ("r07-clauses", "reference clause alone: joint rate"): GPT6,
+    ("r08-padding", "padding sentence: joint rate"): ("gpt-5.6-luna", "gpt-6-luna"),
+    # "and gpt-6-luna's visibility accuracy in rows 6, 8 and 9 of Table 3"
+    ("r06-constraint", "combined constraint: visibility accuracy (row 6)"): ("gpt-6-luna",),
+    ("r08-padding", "combined constraint: visibility accuracy (row 8)"): ("gpt-6-luna",),
+    ("r09-constraint-question", "combined constraint: visibility accuracy (row 9)"):
+        ("gpt-6-luna",),
+}
+
+
+def test_paper_families_expand_to_the_sizes_and_members_appendix_c_states():
+    # Appendix C: "Benjamini–Hochberg correction at a false discovery rate of 0.05 takes the
+    # comparisons of each section as one family ...: 72 in §4, 42 in §5 and 39 in §6. Each
+    # family holds the comparisons of its section on every model asked them (Table 3)."
+    paper = load_design("paper")
+    sizes = paper.family_sizes()
+    assert (sizes["s4"], sizes["s5"], sizes["s6"]) == (72, 42, 39)
+    for family, want in (("s4", S4), ("s5", S5), ("s6", S6)):
+        got = {(c.batch, c.label): tuple(sorted(paper.asked(c)))
+               for c in paper.comparisons if c.family == family}
+        assert got == {k: tuple(sorted(v)) for k, v in want.items()}, family
+        assert sum(map(len, want.values())) == sizes[family]
+    # reported outside Appendix C's lists: families of their own, and the margin tests in none
+    assert (sizes["s4-dv"], sizes["s6-rearranged"]) == (9, 12)
+    assert all(c.family is None for c in paper.comparisons if c.margin)
+    # a run of a few of the models: the families over those alone
+    # gpt-6-luna: row 6 joint and hidden, row 7 two clauses, row 8 padding, row 9 the question
+    # under both prompts, and its accuracy in rows 6, 8 and 9
+    assert paper.family_sizes(["gpt-6-luna"])["s6"] == 2 + 2 + 1 + 2 + 3
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -43,6 +43,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .backends import BackendConfigError
     from .engine.box import BoxError
     from .engine.runner import PairingError
+    from .evals.director.analyze import AnalysisError
     from .evals.director.coding.items import CodingError
     from .evals.director.dataset import SceneSetError
     from .evals.director.prompts import PromptError
@@ -53,7 +54,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            PairingError, FileNotFoundError, NotADirectoryError)
+            AnalysisError, PairingError, FileNotFoundError, NotADirectoryError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
@@ -499,7 +500,8 @@ def cache_clear(
 def director_prompts(
     scene: Annotated[str | None, typer.Option("--scene", help="Scene id whose visible blocks the stated variant lists.")] = None,
     scenes: Annotated[Path | None, typer.Option("--scenes", help="scenes.jsonl made by `unseen data director`.")] = None,
-    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>[/<question>][+<insert>]; repeatable.")] = None,
+    # "\\[": rich markup would read "[/<question>]" in a help text as a closing tag
+    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>\\[/<question>]\\[+<insert>]; repeatable.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Print every prompt condition, each checked byte for byte against its request's base."""
@@ -586,32 +588,18 @@ def director_analyze(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of `unseen director run`.")],
     design_file: Annotated[str | None, typer.Option("--design", help="Analyse with this design (TOML or a shipped name) instead of the one the run stored.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json, md or latex.")] = "table",
-    plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG plots (forest plots of the changes, hidden-block rates) into this folder.")] = None,
+    plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG plots into this folder (with --paper: the paper's figures, default RUN/paper-figures).")] = None,
+    paper: Annotated[bool, typer.Option("--paper", help="Lay out the paper's tables and figures by number (Tables 2-13, Figures 3-7) and write the figures as PNGs.")] = False,
     n_boot: Annotated[int, typer.Option(min=100, help="Scene resamples for each rate's interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the scene resamples.")] = 0,
-    drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size').")] = False,
+    drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size'), and list the verdicts that change against all scenes.")] = False,
 ) -> None:
     """The study's tables: rates per condition and the design's comparisons in points, with
     95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
-    from .evals.director.analyze import AnalysisError, analyze_run, plot
-    from .evals.director.tables import FORMATS, render
+    from .director_analyze import analyze_command
 
-    if fmt not in FORMATS:
-        raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    try:
-        with err.status("fitting the comparisons…"):
-            analysis = analyze_run(run_dir, design_file, n_boot=n_boot, seed=seed,
-                                   drop_apparent=drop_apparent)
-    except AnalysisError as exc:
-        raise UserError(str(exc)) from None
-    result = render(analysis, fmt, width=out.width)
-    if isinstance(result, str):
-        print(result)
-    else:
-        out.print(result)
-    if plots is not None:
-        for path in plot(analysis, plots):
-            err.print(f"wrote {path}", highlight=False)
+    analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper, n_boot=n_boot,
+                    seed=seed, drop_apparent=drop_apparent, console=out, status=err)
 
 
 @director_app.command("code")
@@ -625,9 +613,10 @@ def director_code(
     scene_set: Annotated[list[str] | None, typer.Option("--set", help="Only this scene set; repeatable.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per coder request.")] = 20,
     tests: Annotated[int, typer.Option(min=0, help="Test traces written to a known code, mixed in unmarked (the paper: 30).")] = 30,
-    seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order and the test traces.")] = 0,
+    repeats: Annotated[int, typer.Option(min=0, help="Real items coded a second time under new ids within the main pass (the paper: 30); the second pass takes none.")] = 30,
+    seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order, the test traces and the repeats.")] = 0,
     retry_uncoded: Annotated[bool, typer.Option("--retry-uncoded", help="Once every batch has run, ask again, in new batches, the items the coder left uncoded (a quote not in the trace, an item left out).")] = False,
-    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder; 'none' sends none.")] = "high",
+    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder (the paper: the maximum, OpenAI's 'max'; 'high' for vLLM or Gemini); 'none' sends none.")] = "max",
     no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
     base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
@@ -649,7 +638,8 @@ def director_code(
         done = run_coding(
             run_dir, coder, second_pass=second_pass, models=model or (),
             conditions=condition or (), batches_=batch or (), sets=scene_set or (),
-            batch_size=batch_size, tests=tests, seed=seed, retry_uncoded=retry_uncoded,
+            batch_size=batch_size, tests=tests, repeats=repeats, seed=seed,
+            retry_uncoded=retry_uncoded,
             concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir, timeout_s=timeout,
             base_url=base_url, reasoning_effort=reasoning_effort, structured=not no_schema,
             progress=not quiet)
@@ -660,7 +650,8 @@ def director_code(
         return
     if done.retried is not None:
         out.print(f"asked again: {done.retried} items no earlier reply coded")
-    out.print(f"{done.items} traces and {tests} test traces in {result.total} batches; "
+    out.print(f"{done.items} traces, {done.repeats} of them again, and {tests} test traces in "
+              f"{result.total} batches; "
               f"{result.answered}/{result.done} new batches coded ({result.seconds:.1f} s); "
               f"{done.untraced} selected replies carry no trace")
     _print_reasons(result.by_error)

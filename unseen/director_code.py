@@ -23,7 +23,7 @@ from .engine.journal import JOURNAL, RUN_FILE, iter_records
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.director.coding import coder as _coder  # noqa: F401 - registers `director-code`
-from .evals.director.coding.coder import sim_code
+from .evals.director.coding.coder import MAX_EFFORT, sim_code
 from .evals.director.coding.items import (
     CodingError,
     add_retry_round,
@@ -49,33 +49,38 @@ def _code(backend: sim.Sim, oracle: dict[str, Any], rng: Any) -> str:
 @dataclass
 class CodingResult:
     """What a coding call did: the engine's result, the real items of the pass, the selected
-    replies without a trace, and the items a ``retry_uncoded`` call asked again."""
+    replies without a trace, the items a ``retry_uncoded`` call asked again, and the real
+    items coded a second time."""
 
     run: RunResult
     items: int
     untraced: int
     retried: int | None = None
+    repeats: int = 0  # real items coded a second time
 
 
 async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool = False,
                            models: Iterable[str] = (), conditions: Iterable[str] = (),
                            batches_: Iterable[str] = (), sets: Iterable[str] = (),
-                           batch_size: int = 20, tests: int = 30, seed: int = 0,
+                           batch_size: int = 20, tests: int = 30, repeats: int = 30,
+                           seed: int = 0,
                            retry_uncoded: bool = False, concurrency: int = 4, cache: bool = True,
                            cache_dir: str | Path | None = None, timeout_s: float = 600.0,
                            max_attempts: int = 6, base_url: str | list[str] | None = None,
-                           reasoning_effort: str = "high", structured: bool = True,
+                           reasoning_effort: str = MAX_EFFORT, structured: bool = True,
                            progress: bool = True) -> CodingResult:
-    """Code the study in ``run_dir`` with ``coder`` (a backend spec). ``retry_uncoded``: once
-    every batch has run, ask again, in new batches, the items no reply coded (a quote not
-    in the trace, an item left out, an unreadable reply)."""
+    """Code the study in ``run_dir`` with ``coder`` (a backend spec). ``repeats`` real items
+    are coded a second time under new ids in the main pass (none in the second pass).
+    ``retry_uncoded``: once every batch has run, ask again, in new batches, the items no
+    reply coded (a quote not in the trace, an item left out, an unreadable reply)."""
     pass_ = "second" if second_pass else "main"
     items, untraced = select(run_dir, pass_=pass_, models=models, conditions=conditions,
                              batches=batches_, sets=sets, seed=seed)
     if not items:
         raise CodingError(f"no reasoning traces to code in {run_dir} for this selection "
                           f"({untraced} selected replies carry none)")
-    ordered = with_tests(items, tests, pass_=pass_, seed=seed)
+    repeats = repeats if pass_ == "main" else 0
+    ordered = with_tests(items, tests, pass_=pass_, seed=seed, repeats=repeats)
     folder = pass_dir(run_dir, pass_)
     old = _earlier(folder, coder, batch_size)
     save_items(folder, ordered)
@@ -95,8 +100,8 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
             dataset_fingerprint="", instances=len(instances),
             strategies=[{"name": spec.name, "label": spec.label, "params": spec.params.model_dump()}],
             backends=[{**client.describe(), "spec": client.spec}], concurrency=concurrency,
-            cache=cache, scoring={"items": len(items), "tests": tests, "batch_size": batch_size,
-                                  "seed": seed, "pass": pass_},
+            cache=cache, scoring={"items": len(items), "tests": tests, "repeats": repeats,
+                                  "batch_size": batch_size, "seed": seed, "pass": pass_},
             package_version=package_version(),
             created_at=old.created_at if old else datetime.now(UTC).isoformat(timespec="seconds"))
         runner = Runner(instances, [spec], [client], folder, config, samples=1, score=None,
@@ -106,7 +111,7 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
         await client.aclose()
         if reply_cache is not None:
             reply_cache.close()
-    return CodingResult(result, len(items), untraced, retried)
+    return CodingResult(result, len(items), untraced, retried, repeats=min(repeats, len(items)))
 
 
 def _earlier(folder: Path, coder: str, batch_size: int) -> RunConfig | None:

@@ -47,12 +47,14 @@ from .study import Comparison as DesignComparison
 
 #: The measures rated per condition, in table order.
 MEASURES = ("hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known",
+            "hidden_listed", "hidden_left_out",
             "own_view", "dv_reading", "digit_reading", "prior_reading", "works_out",
             "hidden_unseen")
 #: Column headings of the measures (short: a rates table has up to eight of them).
 MEASURE_NAMES = {
     "hidden": "hidden", "dv": "DV", "accuracy": "vis. acc.", "joint": "joint", "ldv": "LDV",
     "ldv_other": "LDV of non-DV", "count": "count", "known": "known",
+    "hidden_listed": "hidden, listed", "hidden_left_out": "hidden if left out",
     "own_view": "own-view rdg", "dv_reading": "DV rdg", "digit_reading": "digit rdg",
     "prior_reading": "prior rdg", "works_out": "works out", "hidden_unseen": "hidden, unseen",
 }
@@ -65,6 +67,8 @@ MEASURE_DESCRIPTIONS = {
            "block",
     "ldv_other": "the same among choices other than the director-view block",
     "count": "correct block counts", "known": "correct knowledge reports",
+    "hidden_listed": "hidden-block choices whose report lists the hidden block",
+    "hidden_left_out": "hidden-block choices among the replies whose report leaves it out",
     "own_view": "coded traces with the own-view reading of \"the largest block\"",
     "dv_reading": "coded traces with the director-view reading",
     "digit_reading": "coded traces with the largest-digit reading",
@@ -158,6 +162,22 @@ class Analysis:
     n_replies: int
     n_boot: int = N_BOOT
     seed: int = 0
+    simulated: list[str] = field(default_factory=list)  # models a simulator answered for
+    dropped_apparent: bool = False  # the apparent-size scenes were left out
+
+    def label(self, model: str) -> str:
+        """A model's name as every output shows it: ``(sim)`` after a simulated one."""
+        return f"{model} (sim)" if model in self.simulated else model
+
+    def family_sizes(self) -> dict[str, tuple[int, int]]:
+        """Each BH family: (comparisons estimated, comparisons the design asks of the run's
+        models; :meth:`Design.family_sizes`)."""
+        asked = self.design.family_sizes(self.models)
+        done: dict[str, int] = {}
+        for c in self.changes:
+            if c.ok and c.group not in (MARGIN_GROUP, NO_FAMILY):
+                done[c.group] = done.get(c.group, 0) + 1
+        return {g: (done.get(g, 0), asked.get(g, 0)) for g in dict.fromkeys([*asked, *done])}
 
     @property
     def q(self) -> float:
@@ -214,8 +234,9 @@ def analyze(rows: Iterable[dict[str, Any]], design: Design, *, n_boot: int = N_B
             backends[r["model"]].add(r["backend"])
     rates = _rates(rows, design, n_boot, seed)
     changes = _changes(rows, design, models, backends)
+    simulated = sorted({r["model"] for r in rows if r.get("simulated")})
     return Analysis(design=design, models=models, rates=rates, changes=changes,
-                    n_replies=len(rows), n_boot=n_boot, seed=seed)
+                    n_replies=len(rows), n_boot=n_boot, seed=seed, simulated=simulated)
 
 
 def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:
@@ -361,7 +382,7 @@ def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, 
         rows = [r for r in rows if not r.get("apparent_flag")]
         if not rows:
             raise AnalysisError("every scene of the run has the apparent-size flag")
-    return analyze(rows, d, n_boot=n_boot, seed=seed)
+    return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent)
 
 
 def plot(analysis: Analysis, out_dir: str | Path) -> list[Path]:

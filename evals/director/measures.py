@@ -16,6 +16,13 @@ Per answered reply, with the scene's key:
 * ``report_excludes_hidden`` (a filter, not a rate): the reply's report (``visible`` or
   ``known``) leaves the hidden block out.
 
+Derived when the rows are read (:func:`derived`, so runs scored before they existed have them):
+
+* ``hidden_listed``: a hidden-block choice whose report lists the hidden block (Table 9:
+  "all with reports that list the hidden block as visible"), where the reply has a report;
+* ``hidden_left_out``: among the replies whose report leaves the hidden block out, a
+  hidden-block choice (Table 12: "Among the replies that leave it out, ... still choose it").
+
 Replies whose reasoning trace has been coded (``unseen director code``) also carry the
 trace measures of :func:`.coding.items.code_measures`: ``own_view``, ``dv_reading``,
 ``digit_reading``, ``prior_reading``, ``works_out`` and ``hidden_unseen``.
@@ -70,6 +77,16 @@ def score(instance: Instance, prediction: Any) -> dict[str, float]:
     return out
 
 
+def derived(row: dict[str, Any]) -> dict[str, float]:
+    """The measures derived from a row's stored ones (module docstring)."""
+    if "hidden" not in row or "report_excludes_hidden" not in row:
+        return {}
+    out = {"hidden_listed": float(row["hidden"] == 1 and row["report_excludes_hidden"] == 0)}
+    if row["report_excludes_hidden"] == 1:
+        out["hidden_left_out"] = float(row["hidden"])
+    return out
+
+
 def strata(instance: Instance) -> dict[str, float]:
     """Scene properties a comparison may stratify by (kept for unanswered replies too)."""
     key = instance.truth
@@ -88,6 +105,14 @@ def run_model_names(run_dir: Path) -> dict[str, str]:
     return model_names(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
 
 
+def run_simulated(run_dir: Path) -> list[str]:
+    """The design models a simulated backend answered for, by ``study.json`` (sorted)."""
+    path = Path(run_dir) / STUDY_FILE
+    study = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return sorted({b.get("model", b.get("spec", "?")) for b in study.get("backends", [])
+                   if b.get("simulated")})
+
+
 def reply_row(rec: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """Where a journal record of a study belongs: model (its design name), backend, batch,
     condition, set, scene and sample."""
@@ -101,9 +126,10 @@ def reply_row(rec: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
 def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     """One row per reply of a study run (the last record of each key).
 
-    Keys: model, backend, batch, condition, set, scene, sample, answered, error, the
-    measures that apply (0.0/1.0), and the scene strata ``hidden_top_digit`` (the hidden
-    block carries the largest digit on the table) and ``apparent_flag``."""
+    Keys: model, backend, simulated (a simulated respondent gave the reply), batch,
+    condition, set, scene, sample, answered, error, the measures that apply (0.0/1.0), the
+    derived ones, and the scene strata ``hidden_top_digit`` (the hidden block carries the
+    largest digit on the table) and ``apparent_flag``."""
     from .coding.items import trace_measures  # coding reads this module's names
 
     run_dir = Path(run_dir)
@@ -113,10 +139,12 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
         params = rec.get("params") or {}
         if "condition" not in params:
             continue
-        yield {
+        row = {
             **reply_row(rec, names),
+            "simulated": bool(rec.get("simulated")),
             "answered": rec["status"] == "answered",
             "error": (rec.get("error") or {}).get("kind"),
             **(rec.get("metrics") or {}),
             **coded.get(rec["key"], {}),
         }
+        yield {**row, **derived(row)}

@@ -6,6 +6,9 @@
 * ``hidden_<batch>[_<set>].png``: the hidden-block choice rate per condition, a bar per model,
   with the scene-resample intervals.
 
+Every figure names a simulated model ``NAME (sim)`` and, where a simulator answered for any
+model shown, says SIMULATED in its title.
+
 Takes the :class:`evals.director.analyze.Analysis` duck-typed, so that this module does not
 import the analysis at import time.
 """
@@ -21,7 +24,7 @@ DPI = 150
 _COLORS = {"*": "#1f4e99", "†": "#d9822b", "": "#555555"}
 
 
-def _plt():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -33,6 +36,14 @@ def _plt():
 def _minus(s: str) -> str:
     """A typographic minus sign in place of the hyphen of a negative number."""
     return re.sub(r"(?<![\w.])-(?=\d)", "−", s)
+
+
+def sim_title(analysis: Any, title: str, models: Any = None) -> str:
+    """``title``, led by SIMULATED where a simulator answered for one of ``models`` (default:
+    every model of the analysis)."""
+    shown = analysis.models if models is None else models
+    sim = [m for m in shown if m in analysis.simulated]
+    return f"SIMULATED ({', '.join(sim)}) · {title}" if sim else title
 
 
 def slug(s: str) -> str:
@@ -68,7 +79,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
     from .analyze import MARGIN_GROUP, NOT_ASKED
     from .tables import group_title, interval, pct, what
 
-    plt = _plt()
+    plt = pyplot()
     rows: list[tuple[str, Any]] = []  # ("head", comparison) or ("row", change)
     last = None
     for c in changes:
@@ -101,7 +112,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
             continue
         c = item
         ticks.append(y)
-        labels.append(c.model)
+        labels.append(analysis.label(c.model))
         if not c.ok:
             ax.text(1.01, y, c.status, transform=ax.get_yaxis_transform(), fontsize=8,
                     va="center", color="0.45", style="italic")
@@ -129,8 +140,10 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
     ax.grid(axis="x", alpha=0.3)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    ax.set_title(textwrap.fill(group_title(analysis, group, changes), 90), fontsize=9.5,
-                 loc="left")
+    title = sim_title(analysis, group_title(analysis, group, changes),
+                      {c.model for c in changes if c.status != NOT_ASKED})
+    ax.set_title(textwrap.fill(title, 90), fontsize=9.5, loc="left",
+                 color="#a0006e" if title.startswith("SIMULATED") else "black")
     if margin:
         handles = [Line2D([], [], color="#2e8b57", marker="o", label="within the margin"),
                    Line2D([], [], color="#b22222", marker="o", label="not within")]
@@ -151,7 +164,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
 def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
                     out: str | Path) -> Path:
     """The hidden-block choice rate per condition of a batch, a bar per model, with intervals."""
-    plt = _plt()
+    plt = pyplot()
     try:
         order = list(analysis.design.batch(batch).conditions)
     except KeyError:
@@ -186,7 +199,7 @@ def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
             if labels:
                 ax.text(x, 100 * s.high + 1.0, pct(s.share), ha="center", va="bottom",
                         fontsize=6.5, color="0.25")
-        ax.bar(xs, hs, width=width * 0.92, color=cmap(j % cmap.N), label=model,
+        ax.bar(xs, hs, width=width * 0.92, color=cmap(j % cmap.N), label=analysis.label(model),
                yerr=[errs_lo, errs_hi], error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "0.2"})
     tilt = len(conds) > 8 and longest > 8
     ax.set_xticks(range(len(conds)), conds, fontsize=8.5, rotation=20 if tilt else 0,
@@ -198,8 +211,10 @@ def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    title = f"Hidden-block choice rate, batch {batch}" + (f" (set {set_})" if set_ else "")
-    ax.set_title(title, fontsize=10, loc="left")
+    title = sim_title(analysis, f"Hidden-block choice rate, batch {batch}"
+                      + (f" (set {set_})" if set_ else ""), models)
+    ax.set_title(textwrap.fill(title, 80), fontsize=10, loc="left",
+                 color="#a0006e" if title.startswith("SIMULATED") else "black")
     if k > 1:
         ax.legend(fontsize=7.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()

@@ -17,6 +17,14 @@ with the scene as the cluster:
 The estimator is chosen from the data, in that order: bound, then paired, else gee. statsmodels
 returns ``converged=True`` with NaN standard errors at the edges, so warnings are never read.
 
+A difference of shares lies in [-1, 1], but a t interval on few clusters (t on 1 degree of
+freedom is 12.7) can reach past it. **The rule**: a gee or paired interval is cut at [-1, 1]
+(``low = max(low, -1)``, ``high = min(high, 1)``) and marked ``clipped``; the estimate and p
+are unchanged. The cut interval covers the true difference whenever the uncut one does (the
+truth lies in [-1, 1]), so coverage is not lowered; the mark tells the reader that the
+interval is as wide as the range allows on that side. The bound estimator's interval never
+leaves [-1, 1].
+
 Decisions, beyond the paper's words:
 
 - "No event" is read as separation: the paired estimator is also used when a condition has
@@ -66,6 +74,7 @@ class Comparison:
     G: int  # clusters (scenes) used
     se: float | None = None  # standard error (gee, paired); None for bound
     df: int | None = None  # t degrees of freedom (gee, paired); None for bound
+    clipped: bool = False  # the t interval reached past [-1, 1] and was cut there
 
     @property
     def excludes_zero(self) -> bool:
@@ -126,6 +135,13 @@ def fit_gee(y, condition, scene, *, ddof_scale: int | None = None, small_sample:
                          scaling_factor=G / (G - 1) if small_sample else 1.0)
 
 
+def _clip(low: float, high: float) -> tuple[float, float, bool]:
+    """The interval cut at the range of a difference of shares (module docstring, "The
+    rule"), and whether it was cut."""
+    cut_low, cut_high = max(low, LOW), min(high, HIGH)
+    return cut_low, cut_high, (cut_low, cut_high) != (low, high)
+
+
 def _bound(c: float, G: int) -> tuple[float, float, float]:
     U = 1.0 - 0.025 ** (1.0 / G)
     low, high = c - (c - LOW) * U, c + (HIGH - c) * U
@@ -159,9 +175,10 @@ def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray
         df = Gb - 1
         tq = float(sps.t.ppf(0.975, df))
         p = float(2 * sps.t.sf(abs(diff / se), df))
-        return Comparison(diff=diff, low=diff - tq * se, high=diff + tq * se, p=p,
+        low, high, clipped = _clip(diff - tq * se, diff + tq * se)
+        return Comparison(diff=diff, low=low, high=high, p=p,
                           method="paired", share0=float(s0.mean()), share1=float(s1.mean()),
-                          n=n_both, G=Gb, se=se, df=df)
+                          n=n_both, G=Gb, se=se, df=df, clipped=clipped)
 
     # 3. gee
     G = int(g.max()) + 1
@@ -179,8 +196,9 @@ def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray
     df = G - 2
     tq = float(sps.t.ppf(0.975, df))
     p = float(2 * sps.t.sf(abs(diff / se), df))
-    return Comparison(diff=diff, low=diff - tq * se, high=diff + tq * se, p=p, method="gee",
-                      share0=p0, share1=p1, n=len(yv), G=G, se=se, df=df)
+    low, high, clipped = _clip(diff - tq * se, diff + tq * se)
+    return Comparison(diff=diff, low=low, high=high, p=p, method="gee",
+                      share0=p0, share1=p1, n=len(yv), G=G, se=se, df=df, clipped=clipped)
 
 
 def share_interval(y, scene, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:

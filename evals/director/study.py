@@ -162,6 +162,31 @@ class Design(BaseModel):
     def set_size(self, name: str) -> int:
         return self.sets[name].n or DEFAULT_N[name]
 
+    def named_models(self) -> list[str]:
+        """The models the batches name, in order of first mention (``*`` left out)."""
+        return list(dict.fromkeys(m for b in self.batches for m in b.models if m != "*"))
+
+    def asked(self, c: Comparison, models: list[str] | None = None) -> list[str]:
+        """The models asked comparison ``c``: its batch asks them both of its conditions and
+        the comparison names them (``models``: whom to consider; default the named ones)."""
+        batch = self.batch(c.batch)
+        out = []
+        for m in self.named_models() if models is None else models:
+            conds = batch.conditions_for(m)
+            if c.asks(m) and c.base in conds and c.variant in conds:
+                out.append(m)
+        return out
+
+    def family_sizes(self, models: list[str] | None = None) -> dict[str, int]:
+        """Each Benjamini-Hochberg family's size: its comparisons over the models asked them
+        (Appendix C: "Each family holds the comparisons of its section on every model asked
+        them"), in design order; margin tests and comparisons without a family are in none."""
+        out: dict[str, int] = {}
+        for c in self.comparisons:
+            if c.family is not None and not c.margin:
+                out[c.family] = out.get(c.family, 0) + len(self.asked(c, models))
+        return out
+
     def calls(self, model: str) -> int:
         """How many calls the study makes to ``model`` (a two-turn dialogue counts once)."""
         return sum(len(b.conditions_for(model)) * sum(self.set_size(s) for s in b.sets)

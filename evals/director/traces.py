@@ -158,6 +158,12 @@ def trace_quotes(text: str) -> dict[str, str]:
     return _scan(text)[1]
 
 
+def last_sentence(text: str) -> str:
+    """The trace's last non-empty sentence (whitespace collapsed)."""
+    sentences = [s for s in _SENTENCE_END.split(" ".join(str(text).split())) if s.strip()]
+    return sentences[-1] if sentences else ""
+
+
 def _scan(text: Any) -> tuple[Codes, dict[str, str]]:
     reading: Any = "none"
     sees: Any = "not_stated"

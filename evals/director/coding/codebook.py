@@ -19,7 +19,8 @@ the coder sees neither the picture nor an answer key. Three codes per trace:
 3. ``works_out``: the trace, anywhere, works out which blocks the director can or cannot see.
 
 Each code comes with a quote of at most 40 words copied word for word from the trace
-(``quote_ok`` checks both, whitespace aside).
+(``quote_ok`` checks both, whitespace aside; an empty quote is none). The codebook quotes the
+requests exactly as the prompts state them (:func:`requests`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..parse import last_object
+from ..prompts import REQUESTS, templates
 
 READINGS = ("director_view", "own_view", "prior_knowledge", "largest_digit", "none")
 SEES = ("seen", "unseen", "not_stated")
@@ -62,9 +64,10 @@ class Coded(Codes):
 CODEBOOK = """\
 You code the reasoning traces of a model that answered a question about a picture. A director
 sits on one side of a table of numbered blocks; a partition may hide some blocks from the
-director. The model was asked which block it would move when the director says "Please move
-the largest block". Code what each trace says and believes, not what is true in the picture:
-you see neither the picture nor any answer key.
+director. The model was asked one of these questions, worded in its prompt as follows:
+{requests}
+Code what each trace says and believes, not what is true in the picture: you see neither the
+picture nor any answer key.
 
 Code 1, "reading": the rule behind the final block choice, one of
 - "director_view": the trace picks the largest block among those it takes the director to
@@ -86,8 +89,10 @@ block: "seen", "unseen" or "not_stated".{report_rule}
 Code 3, "works_out": true when the trace, anywhere, works out which blocks the director can or
 cannot see; else false.
 
-Give each code a quote of at most 40 words copied word for word from the trace (an empty
-quote where the trace says nothing for it).
+Give each code a quote of at most 40 words copied word for word from the trace: the words
+the code rests on. Where the trace states nothing for a code (no belief about the chosen
+block, no working out of the director's view), quote the words where it makes its choice.
+A quote is never empty.
 """
 
 REPORT_RULE = (" Where the trace states no belief about the chosen block and the reply has a "
@@ -96,9 +101,22 @@ REPORT_RULE = (" Where the trace states no belief about the chosen block and the
 NO_REPORT_RULE = " Where the trace states no belief about the chosen block, code \"not_stated\"."
 
 
+def requests() -> str:
+    """The requests (Question B) as the prompts state them, one per line, each line of a
+    request joined by a space and without its label: quoted from ``prompts/parts.txt``, so
+    that the codebook can never word a request otherwise than the prompts did."""
+    t = templates()
+    lines = []
+    for r in REQUESTS:
+        text = " ".join(t[f"request.{r}"].split("\n"))
+        lines.append("- " + text.removeprefix("Question B: "))
+    return "\n".join(lines)
+
+
 def codebook(second_pass: bool = False) -> str:
     """The codebook text; the second pass has no report to fall back on."""
-    return CODEBOOK.format(report_rule=NO_REPORT_RULE if second_pass else REPORT_RULE)
+    return CODEBOOK.format(report_rule=NO_REPORT_RULE if second_pass else REPORT_RULE,
+                           requests=requests())
 
 
 def schema() -> dict[str, Any]:
@@ -133,10 +151,12 @@ def _norm(text: str) -> str:
 
 def quote_ok(quote: str, trace: str) -> bool:
     """At most 40 words, copied word for word from the trace (whitespace, surrounding
-    quotation marks and typographic quote characters aside); an empty quote is allowed."""
+    quotation marks and typographic quote characters aside). An empty quote (or one of only
+    whitespace and quotation marks) is no quote: Appendix E, "Each code comes with a quote of
+    at most 40 words copied word for word from the trace"."""
     q = _norm(quote)
     if not q:
-        return True
+        return False
     return len(q.split()) <= MAX_QUOTE_WORDS and q in _norm(trace)
 
 

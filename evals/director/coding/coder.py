@@ -7,8 +7,11 @@ output. The reply is read with :func:`.codebook.parse_codes`: the prediction hol
 it could use and why each other item has none; a reply with no usable code at all is
 unanswered, so a resumed pass asks again only where the provider failed.
 
-Decoding: the paper's coder ran at maximum reasoning effort (``reasoning_effort=high``, the
-highest every provider accepts); the provider's temperature.
+Decoding: the paper's coder ran "at maximum reasoning effort" (Appendix E, "Coder and
+checks"), so the default is :data:`MAX_EFFORT`, the highest value of the OpenAI SDK's
+``ReasoningEffort`` (``openai/types/shared/reasoning_effort.py``: none, minimal, low, medium,
+high, xhigh, max); the provider's temperature. A server that takes fewer levels (vLLM, Gemini)
+needs ``--reasoning-effort high``.
 """
 
 from __future__ import annotations
@@ -25,15 +28,18 @@ from ....engine.graph import Parsed, StrategyState, ask_node
 from ....engine.types import Decoding, Message, Reply, Request, Step, TextPart
 from ....strategies.registry import strategy
 from ..parse import parse_reply
-from ..traces import read_trace, trace_quotes
+from ..traces import last_sentence, read_trace, trace_quotes
 from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+
+#: The highest reasoning effort the OpenAI API names (see the module docstring).
+MAX_EFFORT = "max"
 
 
 class CoderParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     temperature: float | None = None
     max_tokens: int | None = None
-    reasoning_effort: str | None = "high"
+    reasoning_effort: str | None = MAX_EFFORT
     structured: bool = True  # send the codes' JSON schema (off for servers without it)
 
 
@@ -96,7 +102,10 @@ def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
         reading = codes.reading
         if rng.random() < error:
             reading = rng.choice([r for r in READINGS if r != reading])
-        short = {k: " ".join(v.split()[:MAX_QUOTE_WORDS]) for k, v in quotes.items()}
+        # every code comes with a quote: where no sentence gave a code, the words where the
+        # trace makes its choice (its reading sentence, else its last sentence)
+        fallback = quotes["reading_quote"] or last_sentence(it["trace"])
+        short = {k: " ".join((v or fallback).split()[:MAX_QUOTE_WORDS]) for k, v in quotes.items()}
         out.append({"id": it["id"], "reading": reading, "sees": sees,
                     "works_out": codes.works_out, **short})
     return json.dumps({"codes": out})

@@ -5,7 +5,8 @@ An *item* is one reply's reasoning trace: the last step of a trajectory whose re
 one. The coder sees only a neutral id, the trace and the reply (main pass), or a new neutral
 id, the chosen block and the trace (``second`` pass: the hidden-block choices again, without
 the visibility report). Test traces written to a known code (:func:`.traces.test_traces`)
-are mixed in unmarked; the report checks the coder against them.
+are mixed in unmarked, and so are a number of real items a second time under new ids
+(:func:`repeat_items`); the report checks the coder against both.
 
 Items are shuffled with the seed and cut into batches; each batch is one engine instance, so
 a coding pass is an ordinary resumable run in ``RUN/coding/<pass>/`` (``run.json``,
@@ -109,12 +110,30 @@ def test_items(n: int, *, pass_: str = "main", seed: int = 0) -> list[dict[str, 
 test_items.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
+def is_real(item: dict[str, Any]) -> bool:
+    """A study reply's trace in its first coding: neither a test trace nor a repeat."""
+    return not item["test"] and not item.get("repeat_of")
+
+
+def repeat_items(items: list[dict[str, Any]], n: int, *, pass_: str = "main",
+                 seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` of the real ``items`` (seeded draw; all of them when fewer), each again under a
+    new neutral id with ``repeat_of`` naming its first id: coded a second time within the
+    same pass (Appendix E, "The real items, coded a second time in the main run, received
+    the same two codes on all 30")."""
+    real = [it for it in items if is_real(it)]
+    drawn = random.Random(f"repeats/{seed}/{pass_}").sample(real, min(n, len(real)))
+    return [{**it, "id": neutral_id(seed, pass_, f"repeat/{it['key']}"), "repeat_of": it["id"]}
+            for it in drawn]
+
+
 def with_tests(items: list[dict[str, Any]], n_tests: int, *, pass_: str = "main",
-               seed: int = 0) -> list[dict[str, Any]]:
-    """``items`` and ``n_tests`` test traces written to a known code, in one seeded random
-    order. A test item's reply names only the block, so its intended ``sees`` code never
-    rests on a report."""
-    out = items + test_items(n_tests, pass_=pass_, seed=seed)
+               seed: int = 0, repeats: int = 0) -> list[dict[str, Any]]:
+    """``items``, ``n_tests`` test traces written to a known code and ``repeats`` real items
+    coded a second time (:func:`repeat_items`), in one seeded random order. A test item's
+    reply names only the block, so its intended ``sees`` code never rests on a report."""
+    out = (items + test_items(n_tests, pass_=pass_, seed=seed)
+           + repeat_items(items, repeats, pass_=pass_, seed=seed))
     random.Random(f"order/{seed}/{pass_}").shuffle(out)
     return out
 
@@ -222,7 +241,7 @@ def codes_by_key(run_dir: str | Path, pass_: str = "main") -> dict[str, Coded]:
         return {}
     codes = load_codes(folder)
     return {it["key"]: codes[it["id"]] for it in load_items(folder)
-            if not it["test"] and it["id"] in codes}
+            if is_real(it) and it["id"] in codes}
 
 
 def code_measures(codes: dict[str, Any], role: str | None) -> dict[str, float]:
@@ -246,4 +265,4 @@ def trace_measures(run_dir: str | Path) -> dict[str, dict[str, float]]:
     if not (folder / ITEMS_FILE).is_file():
         return {}
     return {it["key"]: code_measures(it["codes"], it.get("role"))
-            for it in coded_items(run_dir, "main") if not it["test"] and it["codes"]}
+            for it in coded_items(run_dir, "main") if is_real(it) and it["codes"]}

@@ -20,7 +20,7 @@ from typing import Any
 
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
-from .items import CODING_DIR, CodingError, coded_items, neutral_id, select, test_items
+from .items import CODING_DIR, CodingError, coded_items, is_real, neutral_id, select, test_items
 
 SHEET_COLUMNS = ("id", "trace", "reply", "reading", "sees", "works_out")
 ROLES = ("dv", "hidden", "other")
@@ -124,7 +124,7 @@ def agreement(run_dir: str | Path, sheets: list[Path], seed: int = 0) -> dict[st
     key = [json.loads(line) for line in key_path.read_text(encoding="utf-8").splitlines() if line]
     ids = {it["id"] for it in key}
     coders = {p.stem: read_sheet(p, ids) for p in sheets}
-    auto = {it["key"]: it["codes"] for it in coded_items(run_dir, "main") if not it["test"]}
+    auto = {it["key"]: it["codes"] for it in coded_items(run_dir, "main") if is_real(it)}
     real = [it for it in key if not it["test"]]
     if all(it["key"] in auto and auto[it["key"]] for it in real):
         coders = {"automatic": {it["id"]: auto[it["key"]] for it in real}, **coders}
