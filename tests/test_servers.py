@@ -220,8 +220,13 @@ def test_one_server_killed_mid_run_every_trajectory_answered(sample_data, tmp_pa
     counts = {s["url"]: s for s in desc["server_counts"]}
     dead = counts[a_url]
     assert dead["failures"] >= 1 and dead["down_periods"] == 1 and not dead["up"]
-    assert dead["calls"] - dead["failures"] == 2  # what it answered before it died
-    assert served == 22 == sum(s["calls"] - s["failures"] for s in counts.values()) - 2
+    # what it answered before it died: the calls before the fatal one, and on a loaded
+    # machine maybe one more that slipped in while the server was stopping
+    answered_by_dead = dead["calls"] - dead["failures"]
+    assert answered_by_dead >= 2
+    # every call answered exactly once, by some server
+    assert served + answered_by_dead == 24
+    assert served == sum(s["calls"] - s["failures"] for s in counts.values()) - answered_by_dead
     assert "servers of Qwen/Qwen3-VL-8B:" in out and f"{a_url} " in out
 
 
