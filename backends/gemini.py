@@ -21,11 +21,15 @@ from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
 from .servers import single_url
 
-# reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed
-_LEVELS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
+# reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed;
+# OpenAI's levels above high ("xhigh", "max": the paper's coder ran at the maximum) are
+# Gemini's highest, never silently dropped
+_LEVELS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high",
+           "xhigh": "high", "max": "high"}
 # Gemini 2.x takes a token budget, not a level (a level is a 400 there); Google's own
-# OpenAI-compatibility mapping: low 1K, medium 8K, high 24K
-_BUDGETS = {"minimal": 1024, "low": 1024, "medium": 8192, "high": 24576}
+# OpenAI-compatibility mapping: low 1K, medium 8K, high 24K (the Flash models' ceiling)
+_BUDGETS = {"minimal": 1024, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 24576,
+            "max": 24576}
 _BUDGET_ONLY = re.compile(r"gemini-(1|2)(\.|-|$)", re.IGNORECASE)
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 

@@ -230,6 +230,9 @@ async def test_json_schema_mapping(fp, instances, ask):
         ("gemini-2.5-pro", "high", {"thinking_budget": 24576}),
         ("gemini-2.5-flash", "none", {"thinking_budget": 0}),
         ("gemini-3-flash-preview", "low", {"thinking_level": "LOW"}),
+        # the paper's coder effort, "max": Gemini's highest, not dropped
+        ("gemini-3-flash-preview", "max", {"thinking_level": "HIGH"}),
+        ("gemini-2.5-flash", "max", {"thinking_budget": 24576}),
     ],
 )
 @module_loop
