@@ -158,6 +158,11 @@ class Analysis:
     n_replies: int
     n_boot: int = N_BOOT
     seed: int = 0
+    humans: frozenset[str] = frozenset()  # models answered by people (``human`` backends)
+
+    def label(self, model: str) -> str:
+        """The model as tables show it: a person's name marked ``(human)``."""
+        return f"{model} (human)" if model in self.humans else model
 
     @property
     def q(self) -> float:
@@ -214,8 +219,10 @@ def analyze(rows: Iterable[dict[str, Any]], design: Design, *, n_boot: int = N_B
             backends[r["model"]].add(r["backend"])
     rates = _rates(rows, design, n_boot, seed)
     changes = _changes(rows, design, models, backends)
+    humans = frozenset(m for m, specs in backends.items()
+                       if specs and all(s.startswith("human") for s in specs))
     return Analysis(design=design, models=models, rates=rates, changes=changes,
-                    n_replies=len(rows), n_boot=n_boot, seed=seed)
+                    n_replies=len(rows), n_boot=n_boot, seed=seed, humans=humans)
 
 
 def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:

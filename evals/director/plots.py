@@ -101,7 +101,7 @@ def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -
             continue
         c = item
         ticks.append(y)
-        labels.append(c.model)
+        labels.append(analysis.label(c.model))
         if not c.ok:
             ax.text(1.01, y, c.status, transform=ax.get_yaxis_transform(), fontsize=8,
                     va="center", color="0.45", style="italic")
@@ -186,7 +186,7 @@ def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
             if labels:
                 ax.text(x, 100 * s.high + 1.0, pct(s.share), ha="center", va="bottom",
                         fontsize=6.5, color="0.25")
-        ax.bar(xs, hs, width=width * 0.92, color=cmap(j % cmap.N), label=model,
+        ax.bar(xs, hs, width=width * 0.92, color=cmap(j % cmap.N), label=analysis.label(model),
                yerr=[errs_lo, errs_hi], error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "0.2"})
     tilt = len(conds) > 8 and longest > 8
     ax.set_xticks(range(len(conds)), conds, fontsize=8.5, rotation=20 if tilt else 0,

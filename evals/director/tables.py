@@ -146,9 +146,10 @@ def rate_tables(analysis: Analysis) -> list[RateTable]:
                  + (f", set {set_}" if sets_of[batch] > 1 else "") + (f": {note}" if note else ""))
         conds = sorted(dict.fromkeys(r.condition for r in rates),
                        key=lambda c: (order.index(c) if c in order else len(order), c))
-        models = list(dict.fromkeys(r.model for r in rates))
+        # rows by the model as shown (a person marked), so every renderer shows the same
+        models = list(dict.fromkeys(analysis.label(r.model) for r in rates))
         out.append(RateTable(title, conds, models, _measures_of(rates),
-                              {(r.model, r.condition): r for r in rates}))
+                              {(analysis.label(r.model), r.condition): r for r in rates}))
     return out
 
 
@@ -255,6 +256,7 @@ def to_dict(analysis: Analysis) -> dict[str, Any]:
                    "samples": d.samples, "seed": d.seed},
         "n_replies": analysis.n_replies, "n_boot": analysis.n_boot, "seed": analysis.seed,
         "interval": 0.95, "places": PLACES, "models": analysis.models,
+        "humans": sorted(analysis.humans),
         "families": {g: sum(c.ok for c in cs) for g, cs in analysis.groups()
                      if g not in (MARGIN_GROUP, NO_FAMILY)},
         "rates": rates, "changes": changes,
@@ -298,7 +300,7 @@ def _md(analysis: Analysis) -> str:
             v = change_cells(c)
             text = _comparison_text(c.comparison) if c.index != last else ""
             last = c.index
-            body.append([text, c.model, v["diff"], v["interval"],
+            body.append([text, analysis.label(c.model), v["diff"], v["interval"],
                          *([v["verdict"]] if margin else [v["mark"], v["p"], v["p_adj"]]),
                          v["method"], v["n"], v["G"]])
         out += [f"### {group_title(analysis, group, changes)}", "",
@@ -382,7 +384,7 @@ def _latex(analysis: Analysis) -> str:
                 body.append([r"\addlinespace"])
             last = c.index
             text = tex(_comparison_text(c.comparison)) if first else ""
-            body.append([text, tex(c.model), change,
+            body.append([text, tex(analysis.label(c.model)), change,
                          _tex_num(v["interval"]),
                          *([tex(v["verdict"])] if margin else [_tex_num(v["p"]), _tex_num(v["p_adj"])]),
                          tex(v["method"]), v["n"], v["G"]])
@@ -424,7 +426,8 @@ def _rich(analysis: Analysis, compact: bool = False) -> Any:
         t = Table(title=group_title(analysis, group, changes), box=box.SIMPLE_HEAD,
                   title_justify="left")
         t.add_column("comparison", min_width=16, max_width=48)
-        t.add_column("model", no_wrap=True, min_width=min(20, max(len(c.model) for c in changes)))
+        t.add_column("model", no_wrap=True,
+                     min_width=min(20, max(len(analysis.label(c.model)) for c in changes)))
         t.add_column("Δ pts" if compact else "change (pts)", justify="right", no_wrap=True,
                      min_width=6)
         t.add_column("95% CI" if compact else "95% interval", justify="right", no_wrap=True,
@@ -453,7 +456,7 @@ def _rich(analysis: Analysis, compact: bool = False) -> Any:
             tail = ([Text(v["verdict"], style="green" if c.equivalent else "red")] if margin
                     else [Text(v["mark"], style="bold"), v["p"], v["p_adj"]])
             more = () if compact else (v["method"], v["n"], v["G"])
-            t.add_row(title, c.model, diff, v["interval"], *tail, *more)
+            t.add_row(title, analysis.label(c.model), diff, v["interval"], *tail, *more)
         parts += [Text(""), t]
     parts += [Text(""), *(Text(line, style="dim") for line in legend(analysis))]
     if compact:
