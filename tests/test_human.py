@@ -33,7 +33,7 @@ def _run(data, strategies, out, backends=("human:ann",), **kw) -> asyncio.Task:
 
 
 async def test_direct_boxes_come_back_in_pixels_and_are_scored(sample_data, instances, tmp_path,
-                                                             monkeypatch):
+                                                             monkeypatch, run_main):
     said = Announced(monkeypatch)
     task = _run(sample_data, ["direct"], tmp_path / "r", limit=3)
     person = Person(await said.url("ann", task=task))
@@ -66,6 +66,10 @@ async def test_direct_boxes_come_back_in_pixels_and_are_scored(sample_data, inst
     assert "ann (human)" in render(rows, "md")
     log = read_log(tmp_path / "r" / "human" / "ann.jsonl")
     assert len(log) == 3
+    code, text, _ = run_main(["show", str(tmp_path / "r")])
+    assert code == 0 and "ann (human)" in text
+    code, text, _ = run_main(["show", str(tmp_path / "r"), instances[0].id, "--no-images"])
+    assert code == 0 and "ann (human) · direct" in text
 
 
 async def test_spoe_regions_are_picked_by_label_on_the_drawn_halves(sample_data, instances,
@@ -226,7 +230,8 @@ async def test_the_page_never_reads_the_truth(sample_data, instances, tmp_path, 
         assert inst.id not in served and json.dumps(inst.truth["box"])[1:-1] not in served
 
 
-async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, monkeypatch):
+async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, monkeypatch,
+                                                  run_main):
     from unseen.director import run_study_async
     from unseen.evals.director.analyze import analyze
     from unseen.evals.director.study import load_design
@@ -266,6 +271,10 @@ async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, mo
     assert analysis.humans == {"ann"}
     md = render_director(analysis, "md")
     assert "ann (human)" in md
+    code, text, _ = run_main(["director", "analyze", str(out)])
+    assert code == 0 and "ann (human)" in text
+    code, text, _ = run_main(["show", str(out)])
+    assert code == 0 and "ann (human)" in text
 
 
 async def test_a_person_is_never_timed_out_retried_or_cached(tmp_path, sample_data, instances,
