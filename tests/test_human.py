@@ -73,7 +73,8 @@ async def test_direct_boxes_come_back_in_pixels_and_are_scored(sample_data, inst
 
 
 async def test_spoe_regions_are_picked_by_label_on_the_drawn_halves(sample_data, instances,
-                                                                   tmp_path, monkeypatch):
+                                                                   tmp_path, monkeypatch,
+                                                                   run_main):
     said = Announced(monkeypatch)
     task = _run(sample_data, ["spoe:T=2"], tmp_path / "r", limit=1)
     person = Person(await said.url("ann", task=task))
@@ -103,6 +104,8 @@ async def test_spoe_regions_are_picked_by_label_on_the_drawn_halves(sample_data,
     assert rec["prediction"] == pytest.approx([w / 2, 0, w, h / 2])
     assert [s["parsed"]["choice"] for s in rec["steps"]] == ["A", "B"]
     assert [s["reply"]["text"] for s in rec["steps"]] == ["A", "B"]
+    code, text, _ = run_main(["curve", str(tmp_path / "r")])  # a person's curve, marked
+    assert code == 0 and "ann (human)" in text
 
 
 async def test_grid_cells_are_eliminated_and_one_must_stay(sample_data, instances, tmp_path,
