@@ -25,8 +25,9 @@ strategy reads:
   are unanswered and scored as such; never a text that could be scored as an answer.
 
 People are slow: no timeout and no retries (``backends.reliable``), one request on screen at
-a time (``concurrency`` 1), and ``Reply.latency_s`` is the person's seconds from the request
-first on screen to the answer. The first answer to a request wins; a reload or a second tab
+a time (``concurrency`` 1), one item at a time with its steps in a row (``serial``: the
+runner queues a person's trajectories), and ``Reply.latency_s`` is the person's seconds
+from the request first on screen to the answer. The first answer to a request wins; a reload or a second tab
 gets the next one. Answers are appended to ``RUN_DIR/human/NAME.jsonl`` (keyed by
 ``engine.cache.request_key``, whatever ``--no-cache`` says), and a request already answered
 there is answered from it, so a stopped run, resumed, asks only what is unanswered. Human

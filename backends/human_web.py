@@ -102,7 +102,11 @@ class PageServer:
                                           request.path_params["index"])
             if part is None:
                 return JSONResponse({"error": "no such image"}, 404, headers=headers)
-            data, mime = await asyncio.to_thread(part_bytes, part)
+            try:
+                data, mime = await asyncio.to_thread(part_bytes, part)
+            except (OSError, RuntimeError, ValueError) as exc:  # a file gone, no renderer
+                return JSONResponse({"error": f"the image cannot be shown: {exc}"}, 500,
+                                    headers=headers)
             return Response(data, media_type=mime, headers=headers)
 
         async def answer(request: Request) -> Response:

@@ -257,3 +257,50 @@ async def test_the_page_shows_the_whole_image_edge_to_edge(sample_data, tmp_path
     with Image.open(BytesIO(shot.read_bytes())) as im:
         assert im.size == (width, 800)
         assert ImageStat.Stat(im.convert("L")).stddev[0] > 20  # the picture, text: not blank
+
+
+async def test_review_a_build(sample_data, tmp_path):
+    import shutil as sh
+
+    from unseen.evals.scenefunri import load_dataset
+    from unseen.review import serve_review
+
+    build = tmp_path / "build"
+    sh.copytree(sample_data, build)
+    lines = (build / "instances.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    (build / "instances.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ids = [json.loads(x)["id"] for x in lines]
+    said: list[str] = []
+    task = asyncio.create_task(serve_review(build, who="ann", announce=said.append))
+    while not said:
+        await asyncio.sleep(0.02)
+    url = said[0].rsplit(" ", 1)[1]
+    async with _browser() as browser:
+        page = await _page(browser, url)
+        await _item(page, "1 of 3")
+        await _image_ready(page)
+        assert not await page.locator("[data-testid=skip]").is_visible()  # decide, or stop
+        await _shot(page, "human-review-1280.png", tmp_path)
+        await page.click("[data-testid=choice-accept]")
+        await page.click("[data-testid=submit]")
+        await _item(page, "2 of 3")
+        await _image_ready(page)
+        await page.keyboard.press("d")  # duplicate
+        await page.keyboard.press("Enter")
+        await _item(page, "3 of 3")
+        await _image_ready(page)
+        await page.click("[data-testid=choice-other]")
+        assert await page.locator("[data-testid=submit]").is_disabled()  # other needs a note
+        await page.keyboard.type("the box is on a lamp")  # the note has the focus
+        await page.keyboard.press("Enter")
+        await page.wait_for_function(
+            "() => document.getElementById('state').textContent.startsWith('All done')",
+            timeout=30_000)
+    review = await asyncio.wait_for(task, 30)
+    assert review.decided == 3
+    assert [i.id for i in load_dataset(build).instances] == [ids[0]]
+    entries = {e["id"]: e for e in map(json.loads,
+                                        (build / "review.jsonl").read_text().splitlines())}
+    assert [entries[i]["decision"]["reason"] for i in ids] == [None, "duplicate", "other"]
+    assert entries[ids[2]]["decision"]["note"] == "the box is on a lamp"
+    assert {entries[i]["decision"]["by"] for i in ids} == {"ann"}
