@@ -395,9 +395,13 @@ def data_build(
     for reason, n_dropped in s.dropped.most_common():
         out.print(f"  dropped {n_dropped:>6}  {reason}")
     review = [json.loads(x) for x in (out_dir / "review.jsonl").read_text().splitlines()]
-    flagged = sum(bool(r["reasons"]) for r in review)
+    flagged = sum(bool(r.get("reasons")) for r in review)
+    if s.rejected_in_review:
+        out.print(f"{s.rejected_in_review} rejected in an earlier review, left out: "
+                  f"{s.kept - s.rejected_in_review} instances in {out_dir / 'instances.jsonl'}")
     out.print(f"{flagged} of {len(review)} instances a person should review, and each one's "
               f"frame pick: {out_dir / 'review.jsonl'}; the funnel: {out_dir / 'build.json'}")
+    out.print(f"review them in the browser: unseen data review {out_dir}")
 
 
 @data_app.command("review")
