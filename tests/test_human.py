@@ -341,6 +341,12 @@ def test_a_person_refuses_processes(run_main, tmp_path):
     code, out, err = run_main(["run", "-b", "human:ann", "--processes", "2", "-q",
                                "--out", str(tmp_path / "r")])
     assert code == 2 and "without --processes" in err
+    code, out, err = run_main(["run", "-b", "human:ann", "-b", "human:ann,port=9", "-q",
+                               "--out", str(tmp_path / "r")])
+    assert code == 2 and "human:ann is given twice" in err
+    code, out, err = run_main(["director", "run", "quick", "-b", "human:ann", "-b",
+                               "human:ann,port=9", "-q", "--out", str(tmp_path / "d")])
+    assert code == 2 and "human:ann is given twice" in err and not (tmp_path / "d").exists()
 
 
 async def test_the_page_answers_only_its_token_and_host(monkeypatch):
