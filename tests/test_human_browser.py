@@ -17,6 +17,7 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from helpers import chromium
 from human_driver import Announced, finish
 from PIL import Image, ImageStat
@@ -25,15 +26,16 @@ from unseen.api import run_async
 from unseen.engine.journal import JOURNAL, iter_records
 from unseen.evals.scenefunri.report import render, summarize
 
-pytestmark = pytest.mark.slow
+# one browser for the module, so every test runs in the module's event loop
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-dev-shm-usage"]
 
 
-@contextlib.asynccontextmanager
-async def _browser():
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_browser():
     exe = chromium()
     playwright = pytest.importorskip("playwright.async_api",
                                      reason="playwright is in the dev extra: pip install -e '.[dev]'")
@@ -45,8 +47,23 @@ async def _browser():
             await browser.close()
 
 
-async def _page(browser, url: str, width: int = 1280, height: int = 900):
-    page = await browser.new_page(viewport={"width": width, "height": height})
+@pytest.fixture
+def browser(shared_browser):
+    """The module's browser; each test opens its own context and closes it."""
+    @contextlib.asynccontextmanager
+    async def context():
+        ctx = await shared_browser.new_context()
+        try:
+            yield ctx
+        finally:
+            await ctx.close()
+
+    return context
+
+
+async def _page(ctx, url: str, width: int = 1280, height: int = 900):
+    page = await ctx.new_page()
+    await page.set_viewport_size({"width": width, "height": height})
     await page.goto(url)
     return page
 
@@ -93,13 +110,13 @@ async def _shot(page, name: str, tmp_path: Path) -> Path:
     return path
 
 
-async def test_boxes_drawn_with_the_mouse(sample_data, instances, tmp_path, monkeypatch):
+async def test_boxes_drawn_with_the_mouse(browser, sample_data, instances, tmp_path, monkeypatch):
     said = Announced(monkeypatch)
     out = tmp_path / "r"
     task = _run(sample_data, ["direct"], out, limit=3)
     url = await said.url("ann", task=task)
-    async with _browser() as browser:
-        page = await _page(browser, url)
+    async with browser() as ctx:
+        page = await _page(ctx, url)
         await _item(page, "1 of 3")
         assert await page.locator("[data-testid=submit]").is_disabled()  # nothing drawn yet
         await _drag(page, (0.25, 0.2, 0.75, 0.6))
@@ -139,14 +156,14 @@ async def test_boxes_drawn_with_the_mouse(sample_data, instances, tmp_path, monk
     assert "ann (human)" in render([row], "md")
 
 
-async def test_spoe_regions_picked_by_click_and_by_key(sample_data, instances, tmp_path,
+async def test_spoe_regions_picked_by_click_and_by_key(browser, sample_data, instances, tmp_path,
                                                       monkeypatch):
     said = Announced(monkeypatch)
     out = tmp_path / "r"
     task = _run(sample_data, ["spoe:T=2"], out, limit=1)
     url = await said.url("ann", task=task)
-    async with _browser() as browser:
-        page = await _page(browser, url)
+    async with browser() as ctx:
+        page = await _page(ctx, url)
         await _item(page, "1 of 1")
         await _image_ready(page)
         assert await page.locator("[data-testid=choice-A]").is_visible()
@@ -165,7 +182,7 @@ async def test_spoe_regions_picked_by_click_and_by_key(sample_data, instances, t
     assert rec["prediction"] == pytest.approx([0, h / 2, w / 2, h])
 
 
-async def test_a_director_prompt_answered_in_its_fields(director_scenes, tmp_path, monkeypatch):
+async def test_a_director_prompt_answered_in_its_fields(browser, director_scenes, tmp_path, monkeypatch):
     from unseen.director import run_study_async
     from unseen.evals.director.study import load_design
 
@@ -179,8 +196,8 @@ async def test_a_director_prompt_answered_in_its_fields(director_scenes, tmp_pat
                                                scenes=director_scenes, cache=False,
                                                progress=False))
     url = await said.url("ann", task=task)
-    async with _browser() as browser:
-        page = await _page(browser, url)
+    async with browser() as ctx:
+        page = await _page(ctx, url)
         await _item(page, "1 of 1")
         await _image_ready(page)
         first = page.locator("[data-testid^=field-]").first
@@ -203,20 +220,20 @@ async def test_a_director_prompt_answered_in_its_fields(director_scenes, tmp_pat
     assert json.loads(rec["steps"][0]["reply"]["text"]) == {name: [2, 5]}
 
 
-async def test_reload_and_a_second_tab_never_answer_twice(sample_data, tmp_path, monkeypatch):
+async def test_reload_and_a_second_tab_never_answer_twice(browser, sample_data, tmp_path, monkeypatch):
     said = Announced(monkeypatch)
     out = tmp_path / "r"
     task = _run(sample_data, ["spoe:T=3"], out, limit=1)
     url = await said.url("ann", task=task)
-    async with _browser() as browser:
-        tab1 = await _page(browser, url)
+    async with browser() as ctx:
+        tab1 = await _page(ctx, url)
         await _item(tab1, "1 of 1")
         await tab1.click("[data-testid=choice-A]")
         await tab1.click("[data-testid=submit]")
         await _item(tab1, "1 of 1 · question 2")
         await tab1.reload()  # the same request again, not a new one
         await _item(tab1, "1 of 1 · question 2")
-        tab2 = await _page(browser, url)
+        tab2 = await _page(ctx, url)
         await _item(tab2, "1 of 1 · question 2")
         await tab1.click("[data-testid=choice-A]")
         await tab1.click("[data-testid=submit]")
@@ -234,32 +251,37 @@ async def test_reload_and_a_second_tab_never_answer_twice(sample_data, tmp_path,
     assert len(log) == 3
 
 
-@pytest.mark.parametrize("width", [1280, 800])
-async def test_the_page_shows_the_whole_image_edge_to_edge(sample_data, tmp_path, monkeypatch,
-                                                           width):
+async def test_the_page_shows_the_whole_image_edge_to_edge(browser, sample_data, tmp_path,
+                                                           monkeypatch):
     said = Announced(monkeypatch)
     task = _run(sample_data, ["spoe:T=1"], tmp_path / "r", limit=1)
     url = await said.url("ann", task=task)
-    async with _browser() as browser:
-        page = await _page(browser, url, width=width, height=800)
-        await _item(page, "1 of 1")
-        surface = await _image_ready(page)
-        img = await page.locator("#img").bounding_box()
-        assert img == surface  # the drawing surface is the image, no margin
-        assert img["x"] >= 0 and img["x"] + img["width"] <= width
-        assert img["y"] + img["height"] <= 800  # the whole image on screen
-        assert img["width"] / img["height"] == pytest.approx(640 / 480, rel=0.01)
-        assert img["width"] >= 0.55 * width  # as large as the window allows
-        shot = await _shot(page, f"human-page-{width}.png", tmp_path)
+    shots = {}
+    async with browser() as ctx:
+        page = await _page(ctx, url)
+        for width in (1280, 800):
+            await page.set_viewport_size({"width": width, "height": 800})
+            await _item(page, "1 of 1")
+            await _image_ready(page)
+            await page.wait_for_timeout(100)  # the resize handler fits the image anew
+            surface = await page.locator("[data-testid=image]").bounding_box()
+            img = await page.locator("#img").bounding_box()
+            assert img == surface  # the drawing surface is the image, no margin
+            assert img["x"] >= 0 and img["x"] + img["width"] <= width
+            assert img["y"] + img["height"] <= 800  # the whole image on screen
+            assert img["width"] / img["height"] == pytest.approx(640 / 480, rel=0.01)
+            assert img["width"] >= 0.55 * width  # as large as the window allows
+            shots[width] = await _shot(page, f"human-page-{width}.png", tmp_path)
         await page.click("[data-testid=choice-A]")
         await page.click("[data-testid=submit]")
         await finish(task)
-    with Image.open(BytesIO(shot.read_bytes())) as im:
-        assert im.size == (width, 800)
-        assert ImageStat.Stat(im.convert("L")).stddev[0] > 20  # the picture, text: not blank
+    for width, shot in shots.items():
+        with Image.open(BytesIO(shot.read_bytes())) as im:
+            assert im.size == (width, 800)
+            assert ImageStat.Stat(im.convert("L")).stddev[0] > 20  # the picture, text: not blank
 
 
-async def test_review_a_build(sample_data, tmp_path):
+async def test_review_a_build(browser, sample_data, tmp_path):
     import shutil as sh
 
     from unseen.evals.scenefunri import load_dataset
@@ -275,8 +297,8 @@ async def test_review_a_build(sample_data, tmp_path):
     while not said:
         await asyncio.sleep(0.02)
     url = said[0].rsplit(" ", 1)[1]
-    async with _browser() as browser:
-        page = await _page(browser, url)
+    async with browser() as ctx:
+        page = await _page(ctx, url)
         await _item(page, "1 of 3")
         await _image_ready(page)
         assert not await page.locator("[data-testid=skip]").is_visible()  # decide, or stop
