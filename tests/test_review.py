@@ -146,3 +146,24 @@ def test_decisions_follow_the_papers_reasons(raw, message):
 def test_review_of_a_folder_that_is_no_build_is_one_line(run_main, tmp_path):
     code, out, err = run_main(["data", "review", str(tmp_path)])
     assert code == 2 and err.count("\n") == 1 and "no instances.jsonl" in err
+
+
+async def test_the_command_prints_the_address_and_the_counts(build_dir):
+    import os
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "unseen.cli", "data", "review", str(build_dir), "--who", "ann",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "80"})
+    line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode().strip()
+    assert line.startswith("ann (review): decide 5 candidates at http://127.0.0.1:"), line
+    person = Person(line.rsplit(" ", 1)[1])
+    answers = iter(["accept", "accept", "ambiguous", "duplicate", "accept"])
+    await person.answer_all(lambda item: {"choice": next(answers)})
+    await person.aclose()
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    text = " ".join(stdout.decode().split())
+    assert text.startswith("3 accepted, 2 rejected (ambiguous 1, duplicate 1), 0 undecided; "
+                           "3 instances in "), text
