@@ -77,6 +77,7 @@ def _load_builtin() -> None:
     from . import (  # noqa: F401 - they register
         baseline,
         gemini,
+        human,
         openai_chat,
         openai_responses,
         sim,
@@ -85,9 +86,14 @@ def _load_builtin() -> None:
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
-    """The bare backend for ``provider:target`` (no retries, cache or concurrency limit)."""
+    """The bare backend for ``provider:target`` (no retries, cache or concurrency limit); a
+    provider whose target is optional takes its options straight after its name
+    (``human,port=8765``)."""
     _load_builtin()
     name, _, target = spec.partition(":")
+    if "," in name:  # provider,option=... with no target
+        name, _, rest = name.partition(",")
+        target = "," + rest + (":" + target if target else "")
     if name not in _PROVIDERS:
         known = ", ".join(sorted(_PROVIDERS))
         raise BackendConfigError(f"unknown backend {name!r} in {spec!r}; known: {known}")

@@ -7,6 +7,9 @@
   provider sends it. A quota-exhausted 429 and other 4xx are not retried.
 - After the last try the Reply carries a typed error; it never raises for a provider failure.
 - Successful non-empty replies are cached; errors and empty replies never are.
+- A backend that is a person (``interactive``: ``human``) is never timed out or retried and
+  runs at its own ``concurrency`` (one request on screen at a time), whatever the run's
+  ``--timeout`` and ``--concurrency``: people are slow, and asking twice is never right.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ class Reliable:
         self,
         inner: Backend,
         concurrency: int = 8,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = 120.0,
         max_attempts: int = 6,
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
@@ -37,6 +40,8 @@ class Reliable:
         cache: ReplyCache | None = None,
         seed: int | None = None,
     ):
+        if getattr(inner, "interactive", False):
+            concurrency, timeout_s, max_attempts = inner.concurrency, None, 1
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.inner = inner

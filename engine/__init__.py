@@ -16,7 +16,7 @@ _EXPORTS = {
     "ask_node": ".graph", "backend_of": ".graph",
     "iter_records": ".journal", "iter_trajectories": ".journal", "latest": ".journal",
     "Runner": ".runner", "RunResult": ".runner", "trajectory_key": ".runner",
-    "Decoding": ".types", "ErrorInfo": ".types", "ImagePart": ".types", "Instance": ".types",
+    "AnswerSpec": ".types", "Decoding": ".types", "ErrorInfo": ".types", "ImagePart": ".types", "Instance": ".types",
     "Message": ".types", "Reply": ".types", "Request": ".types", "RunConfig": ".types",
     "Step": ".types", "TextPart": ".types", "Trajectory": ".types", "Usage": ".types",
 }

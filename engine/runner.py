@@ -3,6 +3,11 @@
 Work items are drawn lazily, so memory stays flat however long the run; concurrency per
 provider is the backend's own limit; one writer appends finished trajectories to the
 journal, so a rerun with the same run directory skips what is done and nothing is duplicated.
+
+A backend with an ``attach(run_dir, todo)`` coroutine (a person's page) gets it once before
+the first call, with the number of trajectories it is to answer; while a trajectory runs,
+:data:`CURRENT_KEY` holds its key, so such a backend can tell which item a request is of. A
+``serial`` backend runs its trajectories one at a time (see :meth:`Runner.drain`).
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ import hashlib
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +31,9 @@ from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
 from .types import ErrorInfo, Instance, RunConfig, Trajectory
 
 Scorer = Callable[[Instance, Any], dict[str, float]]
+
+#: The key of the trajectory the current task is running (None outside one).
+CURRENT_KEY: ContextVar[str | None] = ContextVar("unseen_trajectory_key", default=None)
 
 
 class PairingError(ValueError):
@@ -75,7 +85,8 @@ class RunResult:
         self.answered += status == "answered"
         if error_kind is not None:
             self.by_error[error_kind] = self.by_error.get(error_kind, 0) + 1
-            self.errors += error_kind != "parse"  # a parse failure is an answer, not an error
+            # a parse failure is an answer, a person's "can't tell" a choice: neither an error
+            self.errors += error_kind not in ("parse", "skipped")
         self.cache_hits += cached_steps
 
 
@@ -148,6 +159,7 @@ class Runner:
             "recursion_limit": item.strategy.recursion_limit,
             "configurable": {"backend": item.backend},
         }
+        CURRENT_KEY.set(item.key)  # each worker is its own task: the value stays in it
         try:
             state = await item.strategy.graph.ainvoke(state_in, config=cfg)
         except asyncio.CancelledError:
@@ -209,13 +221,33 @@ class Runner:
         return progress, task
 
     async def drain(self, items: Iterator[WorkItem], sink: Callable[[Trajectory], None]) -> None:
-        """Run items with ``self.workers`` concurrent workers; ``sink`` gets each result."""
+        """Run items with ``self.workers`` concurrent workers; ``sink`` gets each result.
+
+        The items of a ``serial`` backend (a person) go to a queue of their own and run one
+        after another in their order, so a person answers one item at a time with its steps
+        in a row, while the other backends' items run on."""
+        queues = {id(b): asyncio.Queue() for b in self.backends if getattr(b, "serial", False)}
 
         async def worker() -> None:
             for item in items:  # the shared generator hands each item out once
+                queue = queues.get(id(item.backend))
+                if queue is not None:
+                    queue.put_nowait(item)
+                else:
+                    sink(await self._one(item))
+
+        async def workers() -> None:
+            try:
+                await asyncio.gather(*(worker() for _ in range(self.workers)))
+            finally:
+                for queue in queues.values():
+                    queue.put_nowait(None)  # nothing more will come
+
+        async def serial(queue: asyncio.Queue) -> None:
+            while (item := await queue.get()) is not None:
                 sink(await self._one(item))
 
-        await asyncio.gather(*(worker() for _ in range(self.workers)))
+        await asyncio.gather(workers(), *(serial(q) for q in queues.values()))
 
     async def run(self) -> RunResult:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -225,7 +257,12 @@ class Runner:
         done = finished_keys(journal_path)
         total = self.total()
         result = RunResult(run_dir=self.run_dir, total=total)
-        result.skipped = total - sum(1 for _ in self._items(done))
+        todo = Counter(item.backend.spec for item in self._items(done))
+        result.skipped = total - sum(todo.values())
+        for b in self.backends:
+            attach = getattr(b, "attach", None)
+            if attach is not None:  # before the progress bar, which owns the terminal
+                await attach(self.run_dir, todo[b.spec])
         progress, task = self._progress(total, result.skipped)
         t_start = time.perf_counter()
 

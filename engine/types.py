@@ -70,9 +70,32 @@ class Decoding(BaseModel):
     logprobs: bool = False
 
 
+class AnswerSpec(BaseModel):
+    """The kind of answer a request asks for, for a respondent that is shown controls instead
+    of reading the prompt's format sentence (a person: ``backends/human.py``). It says what
+    the prompt already says in words, so it is never sent to a provider, never part of the
+    cache key and never saved; it holds no part of the truth.
+
+    ``kind``: ``box``, one box on the image in the pixels of a ``width`` x ``height`` frame
+    (the image as the request shows it, a zoomed-in crop included); ``choice``, one of
+    ``choices``; ``cells``, any of ``choices`` (grid cells to eliminate, at least one kept);
+    ``fields``, a JSON object with ``fields`` (name → ``int`` or ``ints``, a list of
+    integers); ``text``, free text.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["box", "choice", "cells", "fields", "text"]
+    choices: list[str] = Field(default_factory=list)
+    fields: dict[str, Literal["int", "ints"]] = Field(default_factory=dict)
+    width: int | None = None
+    height: int | None = None
+
+
 class Request(BaseModel):
     """One call to a model. ``oracle`` is a side channel for simulated and baseline
-    respondents only: real backends never read it, it is never sent, cached or logged."""
+    respondents only: real backends never read it, it is never sent, cached or logged.
+    ``answer`` says what kind of answer the prompt asks for (see :class:`AnswerSpec`); a
+    person's page reads it, nothing else does, and it is never sent, cached or logged."""
 
     model_config = ConfigDict(frozen=True)
     messages: list[Message]
@@ -82,6 +105,7 @@ class Request(BaseModel):
     # here are separate samples, never one cached reply
     draw: str = ""
     oracle: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+    answer: AnswerSpec | None = Field(default=None, exclude=True, repr=False)
     # notes for the journal (e.g. which commonsense entry a prompt used): never sent
     tags: dict[str, Any] = Field(default_factory=dict)
 
@@ -105,6 +129,7 @@ ErrorKind = Literal[
     "empty",  # provider answered with no text: retried
     "config",  # missing key, unknown model, missing dependency
     "internal",  # a bug in unseen or a strategy
+    "skipped",  # a person said "can't tell": unanswered, not an error, not retried
 ]
 RETRYABLE: frozenset[str] = frozenset(
     {"rate_limit", "server", "timeout", "connection", "malformed", "empty"}

@@ -22,9 +22,12 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=150)
     series: dict[tuple[str, str], list[tuple[int, float]]] = {}
     simulated: dict[tuple[str, str], bool] = {}
+    humans: set[tuple[str, str]] = set()
     for r in rows:
         series.setdefault((r["model"], r["strategy"]), []).append((r["t"], r[metric]))
         simulated[(r["model"], r["strategy"])] = bool(r.get("simulated"))
+        if r.get("human"):
+            humans.add((r["model"], r["strategy"]))
     if any(simulated.values()):
         ax.set_title("SIMULATED respondents (sim): not findings about models", fontsize=8)
     colors: dict[str, Any] = {}
@@ -34,7 +37,8 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
         if model.startswith("oracle"):
             ax.plot(xs, ys, ":", color="0.3", lw=2, label=f"oracle ceiling ({strategy})")
             continue
-        sim = " (sim)" if simulated.get((model, strategy)) else ""
+        sim = " (sim)" if simulated.get((model, strategy)) else (
+            " (human)" if (model, strategy) in humans else "")
         line = ax.plot(xs, ys, marker="o", ms=3, label=f"{model}{sim} · {strategy}")[0]
         colors.setdefault(model, line.get_color())
     for model, base in (baselines or {}).items():

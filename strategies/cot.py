@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from ..engine.backend import Backend
 from ..engine.graph import StrategyState, ask_node
 from ..engine.types import Message, Request, TextPart
-from .direct import answered, box_oracle, decoding, image_turn, parse_reply
+from .direct import answered, box_answer, box_oracle, decoding, image_turn, parse_reply
 from .prompts import box_format_text, render
 from .registry import strategy
 
@@ -41,7 +41,8 @@ def _first_turn(state: StrategyState, backend: Backend) -> Message:
 def _graph(params: CotParams, reflect: bool) -> StateGraph:
     def ask_cot(state: StrategyState, backend: Backend) -> Request:
         return Request(messages=[_first_turn(state, backend)], decoding=decoding(params),
-                       sample=state.get("sample", 0), oracle=box_oracle(state, prompt="cot"))
+                       sample=state.get("sample", 0), oracle=box_oracle(state, prompt="cot"),
+                       answer=box_answer(state["instance"]))
 
     def ask_reflect(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
@@ -52,7 +53,8 @@ def _graph(params: CotParams, reflect: bool) -> StateGraph:
                  Message(role="assistant", parts=[TextPart(text=first.reply.text)]),
                  Message(role="user", parts=[TextPart(text=text)])]
         return Request(messages=turns, decoding=decoding(params), sample=state.get("sample", 0),
-                       oracle=box_oracle(state, prompt="reflect", previous=first.parsed))
+                       oracle=box_oracle(state, prompt="reflect", previous=first.parsed),
+                       answer=box_answer(inst))
 
     graph = StateGraph(StrategyState)
     graph.add_node("cot", ask_node("cot", ask_cot, parse_reply, answered))

@@ -18,7 +18,16 @@ from ..engine.backend import Backend
 from ..engine.box import Box, BoxError
 from ..engine.boxtext import BoxParseError, parse_box
 from ..engine.graph import Parsed, StrategyState, ask_node, user_message
-from ..engine.types import Decoding, ImagePart, Instance, Message, Reply, Request, Step
+from ..engine.types import (
+    AnswerSpec,
+    Decoding,
+    ImagePart,
+    Instance,
+    Message,
+    Reply,
+    Request,
+    Step,
+)
 from .commonsense import lookup
 from .prompts import box_format_text, render
 from .registry import strategy
@@ -42,6 +51,12 @@ def box_oracle(state: StrategyState, **extra: Any) -> dict[str, Any]:
     inst = state["instance"]
     return {"task": "box", "instance": inst.id, "truth": inst.truth.get("box"),
             "width": inst.width, "height": inst.height, **extra}
+
+
+def box_answer(inst: Instance) -> AnswerSpec:
+    """What a box request asks for, for a respondent shown controls: one box on the whole
+    image, in its pixels (see ``Request.answer``)."""
+    return AnswerSpec(kind="box", width=inst.width, height=inst.height)
 
 
 def read_box(text: str, convention: str, width: int, height: int) -> Parsed:
@@ -98,7 +113,8 @@ def build_direct(params: DirectParams) -> StateGraph:
                       box_format=box_format_text(backend.box_format, inst.width, inst.height))
         return Request(messages=[image_turn(inst, text)], decoding=decoding(params),
                        sample=state.get("sample", 0),
-                       oracle=box_oracle(state, prompt=params.prompt), tags=tags)
+                       oracle=box_oracle(state, prompt=params.prompt), tags=tags,
+                       answer=box_answer(inst))
 
     graph = StateGraph(StrategyState)
     graph.add_node("ask", ask_node("ask", build, parse_reply, answered))

@@ -43,7 +43,17 @@ from ..engine.graph import (
     request_images,
     user_message,
 )
-from ..engine.types import Decoding, ErrorInfo, ImagePart, Message, Reply, Request, Step, Usage
+from ..engine.types import (
+    AnswerSpec,
+    Decoding,
+    ErrorInfo,
+    ImagePart,
+    Message,
+    Reply,
+    Request,
+    Step,
+    Usage,
+)
 from .choice import choice_confidence, read_choice
 from .direct import read_box
 from .prompts import box_format_text, render
@@ -140,6 +150,7 @@ def build_spoe(params: SpoeParams) -> StateGraph:
                               parts=user_message(text, ImagePart(path=inst.image, overlay=overlay)))],
             decoding=decoding, sample=state.get("sample", 0), oracle=oracle,
             tags={"t": t, "axis": axis_for(t), "candidates": [a, b]},
+            answer=AnswerSpec(kind="choice", choices=options),
         )
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
@@ -262,6 +273,7 @@ def build_finish(state: StrategyState, backend: Backend) -> Request:
         oracle={"task": "box", "instance": inst.id, "width": cw, "height": ch,
                 "truth": _clip_truth(shifted, cw, ch)},
         tags={"finish": "direct", "crop": crop},
+        answer=AnswerSpec(kind="box", width=cw, height=ch),  # in the crop's pixels
     )
 
 

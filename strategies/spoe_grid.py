@@ -19,7 +19,7 @@ from ..engine.backend import Backend
 from ..engine.box import Box
 from ..engine.boxtext import json_values, strip_fences
 from ..engine.graph import Iterates, Parsed, StrategyState, ask_node, user_message
-from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
+from ..engine.types import AnswerSpec, Decoding, ImagePart, Message, Reply, Request, Step
 from .prompts import render
 from .registry import strategy
 
@@ -105,6 +105,7 @@ def build_grid(params: GridParams) -> StateGraph:
             oracle={"task": "cells", "instance": inst.id, "truth": inst.truth.get("box"),
                     "width": inst.width, "height": inst.height, "regions": grid},
             tags={"t": state.get("t", 0) + 1, "cells": k},
+            answer=AnswerSpec(kind="cells", choices=labels),
         )
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:

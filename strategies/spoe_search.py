@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine.backend import Backend
 from ..engine.box import Box
 from ..engine.graph import Iterates, Parsed, StrategyState, ask_node, user_message
-from ..engine.types import Decoding, ImagePart, Message, Reply, Request, Step
+from ..engine.types import AnswerSpec, Decoding, ImagePart, Message, Reply, Request, Step
 from .choice import choice_confidence, read_choice
 from .prompts import render
 from .registry import strategy
@@ -94,6 +94,7 @@ def build_search(params: SearchParams) -> StateGraph:
                     "width": inst.width, "height": inst.height, "regions": [a, b],
                     "labels": LABELS, "mode": "eliminate", "options": LABELS},
             tags={"expand": node["region"], "depth": t, "score": node["score"]},
+            answer=AnswerSpec(kind="choice", choices=LABELS),
         )
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:

@@ -234,3 +234,26 @@ def test_cli_build_and_a_malformed_scan(tmp_path, run_main):
                              str(tmp_path / "o2")])
     lines = [x for x in err.splitlines() if x.strip()]
     assert code == 2 and len(lines) == 1 and "100001_annotations.json" in lines[0]
+
+
+def test_review_decisions_survive_a_rebuild(tmp_path, run_main):
+    """`unseen data review` keeps decisions by instance id in review.jsonl; a rebuild into
+    the same folder keeps them, and a rejected instance stays out of instances.jsonl."""
+    from unseen.evals.scenefunri.review import Build, Decision
+
+    root, _ = knob_scene(tmp_path)
+    out = tmp_path / "o"
+    build(root, out, BuildParams(), progress=False)
+    (iid,) = [x["id"] for x in Build(out).instances]
+    Build(out).decide(iid, Decision(verdict="reject", reason="evidence", by="ann"))
+    assert (out / "instances.jsonl").read_text() == ""
+    code, text, _ = run_main(["data", "build", "--scenefun3d", str(root), "--out", str(out)])
+    assert code == 0 and "1 kept" in text and "1 rejected in an earlier review, left out" in text
+    assert (out / "instances.jsonl").read_text() == ""
+    (entry,) = [json.loads(x) for x in (out / "review.jsonl").read_text().splitlines()]
+    assert entry["decision"]["reason"] == "evidence" and entry["frame"]["seed"] == 0
+    assert json.loads((out / "build.json").read_text())["rejected_in_review"] == 1
+    Build(out).decide(iid, Decision(verdict="accept", by="ben"))  # a change of mind
+    summary = build(root, out, BuildParams(), progress=False)
+    assert summary.rejected_in_review == 0
+    assert [json.loads(x)["id"] for x in (out / "instances.jsonl").read_text().splitlines()] == [iid]

@@ -17,9 +17,9 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from helpers import run_tiny_study
+from helpers import chromium, run_tiny_study
 from PIL import Image
-from test_export import _browser, _chromium, _parse
+from test_export import _browser, _parse
 from typer.testing import CliRunner
 
 from unseen import cli
@@ -191,7 +191,7 @@ window.addEventListener("load", () => {
 
 
 def test_chromium_renders_tables_and_images(report, tmp_path):
-    exe = _chromium()
+    exe = chromium()
     site = tmp_path / "site"
     shutil.copytree(report, site)  # the probe goes into a copy: the report has no script
     probe = site / "probe.html"

@@ -8,12 +8,12 @@ Debian's chromium is installed, as a headless browser loads it (its DOM and a sc
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from helpers import chromium
 from PIL import Image, ImageStat
 from typer.testing import CliRunner
 
@@ -122,14 +122,6 @@ def test_strip_cap_with_note(tmp_path, run_dir):
     assert len(_parse(html).imgs) == 2 + 3
 
 
-def _chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.skip("Debian's chromium is not installed: the browser check needs it "
-                    "(apt-get install chromium); the files were checked without it")
-    return exe
-
-
 def _browser(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -139,7 +131,7 @@ def _browser(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_chromium_loads_the_page(report, tmp_path):
-    exe = _chromium()
+    exe = chromium()
     url = (report / "index.html").resolve().as_uri()
     dom = _browser(exe, tmp_path, "--dump-dom", url)
     assert dom.returncode == 0, dom.stderr[-2000:]

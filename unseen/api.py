@@ -123,6 +123,14 @@ async def run_async(
                  "backoff_base_s": backoff_base_s, "box_format": box_format, "base_url": base_url},
     )
     specs, clients, score = setup(concurrency)
+    people = [c.spec for c in clients if getattr(c, "interactive", False)]
+    twice = [p for p in people if people.count(p) > 1]  # one person, one page, one key space
+    if twice or (people and processes > 1):
+        for c in clients:
+            await c.aclose()
+        raise RunError(f"{twice[0]} is given twice: one person, one backend" if twice else
+                       f"{people[0]} is a person answering on one page: run it without "
+                       "--processes")
     try:
         run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
         config = RunConfig(

@@ -396,9 +396,49 @@ def data_build(
     for reason, n_dropped in s.dropped.most_common():
         out.print(f"  dropped {n_dropped:>6}  {reason}")
     review = [json.loads(x) for x in (out_dir / "review.jsonl").read_text().splitlines()]
-    flagged = sum(bool(r["reasons"]) for r in review)
+    flagged = sum(bool(r.get("reasons")) for r in review)
+    if s.rejected_in_review:
+        out.print(f"{s.rejected_in_review} rejected in an earlier review, left out: "
+                  f"{s.kept - s.rejected_in_review} instances in {out_dir / 'instances.jsonl'}")
     out.print(f"{flagged} of {len(review)} instances a person should review, and each one's "
               f"frame pick: {out_dir / 'review.jsonl'}; the funnel: {out_dir / 'build.json'}")
+    out.print(f"review them in the browser: unseen data review {out_dir}")
+
+
+@data_app.command("review")
+def data_review(
+    build_dir: Annotated[Path, typer.Argument(metavar="BUILD", help="A folder made by `unseen data build`.")],
+    who: Annotated[str, typer.Option("--who", help="The reviewer's name, kept with each decision.")] = "reviewer",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port of the local page (0: any free one).")] = 0,
+) -> None:
+    """Review a build in the browser (paper §3.4): accept each candidate, or reject it as a
+    duplicate, for too little visual evidence, for several plausible regions, or other.
+
+    Decisions are kept by instance id in review.jsonl and survive rebuilds; the rejected
+    leave instances.jsonl. Stop with Ctrl-C and start again to go on where you stopped.
+    """
+    import asyncio
+
+    from .backends.human_web import PageError
+    from .review import serve_review
+
+    def announce(line: str) -> None:
+        err.print(line, soft_wrap=True, highlight=False, markup=False)
+
+    try:
+        review = asyncio.run(serve_review(build_dir, who=who, port=port, announce=announce))
+    except PageError as exc:
+        raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        err.print(f"interrupted: every decision so far is saved in {build_dir / 'review.jsonl'}; "
+                  "run the same command again to go on", soft_wrap=True, highlight=False)
+        raise typer.Exit(130) from None
+    c = review.build.counts()
+    reasons = ", ".join(f"{k.removeprefix('reject:')} {v}" for k, v in sorted(c.items())
+                        if k.startswith("reject:"))
+    out.print(f"{c.get('accept', 0)} accepted, {c.get('reject', 0)} rejected"
+              + (f" ({reasons})" if reasons else "") + f", {c.get('undecided', 0)} undecided; "
+              f"{len(review.build.instances)} instances in {build_dir / 'instances.jsonl'}")
 
 
 @data_app.command("rooms")

@@ -86,6 +86,9 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                        max_attempts=max_attempts, backoff_base_s=backoff_base_s,
                        base_url=base_url) for spec, _ in parsed]
     try:
+        same = [c.spec for c in clients if [d.spec for d in clients].count(c.spec) > 1]
+        if same:  # two spellings of one backend (a person on two ports)
+            raise StudyError(f"backend {same[0]} is given twice; give each model its own spec")
         names = [alias or c.model for (_, alias), c in zip(parsed, clients, strict=True)]
         for name, (spec, _) in zip(names, parsed, strict=True):
             if not any(b.asks(name) for b in design.batches):

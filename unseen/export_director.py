@@ -22,7 +22,7 @@ its markdown). Every image lies in ``DIR/img/`` under a relative path; all text 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +140,7 @@ def export_director(run_dir: str | Path, out_dir: str | Path, *,
         for group, changes in analysis.groups():
             anchor = f"group-{_slug(group)}"
             title = group_title(analysis, group, changes)
-            html, n = _changes_table(group, changes, simulated)
+            html, n = _changes_table(group, changes, simulated, analysis.label)
             result.table_rows += n
             body.append(f'<h3 id="{_e(anchor)}">{_e(title)}</h3>')
             body.append(html)
@@ -227,7 +227,7 @@ def _header(run: DirectorRun, a: Analysis, simulated: dict[str, str]) -> str:
     sets = run.study.get("scenes") or {}
     set_text = ", ".join(f"{name} ({v.get('n', '?')} scenes)" for name, v in sets.items()) or \
         ", ".join(sorted({r.set for r in a.rates}))
-    models = ", ".join(_model_html(m, simulated) for m in a.models)
+    models = ", ".join(_model_html(a.label(m), simulated) for m in a.models)
     rows = [("design", _e(d.name) + (f" — {_e(d.description)}" if d.description else "")),
             ("models", models), ("replies", _e(a.n_replies)), ("scene sets", _e(set_text)),
             ("batches", _e(", ".join(b.name for b in d.batches))),
@@ -280,8 +280,8 @@ def _rates_table(t: Any, simulated: dict[str, str], anchor: str) -> tuple[str, i
 _MARK_CLASS = {"*": "sig", "†": "dagger"}
 
 
-def _changes_table(group: str, changes: Sequence[Change],
-                   simulated: dict[str, str]) -> tuple[str, int]:
+def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, str],
+                   label: Callable[[str], str] = str) -> tuple[str, int]:
     margin = group == MARGIN_GROUP
     head = ["comparison", "model", "change (points)", "95% interval",
             *(["within margin"] if margin else ["mark", "p", "adj. p"]), "method", "n", "scenes"]
@@ -308,7 +308,7 @@ def _changes_table(group: str, changes: Sequence[Change],
             diff = f'<span class=status title="{_e(c.note)}">{_e(v["diff"])}</span>'
             if c.note and c.status != "not asked":
                 diff += f"<br><span class=ci>{_e(c.note)}</span>"
-        cells = [f"<td class=l>{_model_html(c.model, simulated)}</td>", f"<td>{diff}</td>",
+        cells = [f"<td class=l>{_model_html(label(c.model), simulated)}</td>", f"<td>{diff}</td>",
                  f"<td>{_e(v['interval'])}</td>"]
         if margin:
             vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "")

@@ -495,7 +495,8 @@ def show_instance(console: Console, run_dir: Path, instance: str, *, strategy: s
     inst, note = _instance(config, instance)
     pictures = _Pictures(console, images)
     for r in records:
-        sim = " [magenta](SIMULATED)[/]" if r.get("simulated") else ""
+        sim = " [magenta](SIMULATED)[/]" if r.get("simulated") else (
+            " (human)" if r.get("backend", "").startswith("human") else "")
         console.rule(f"{escape(r['instance_id'])} · {escape(r['model'])}{sim} · "
                      f"{escape(r['strategy'])} · sample {r['sample']}")
         head = Text()

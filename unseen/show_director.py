@@ -402,8 +402,10 @@ def show_summary(console: Console, run_dir: Path, *, strategy: str | None = None
         fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
                         if r["status"] != "answered")
         sim = any(r.get("backend") in simulated for r in recs)
+        human = all(r.get("backend", "").startswith("human") for r in recs)
         table.add_row(
-            Text(name) + (Text("*", style="magenta") if sim else Text()),
+            Text(name) + (Text("*", style="magenta") if sim else Text(" (human)") if human
+                          else Text()),
             escape(order[1]), escape(order[3]),
             Text(f"{answered}/{len(recs)}", style="" if answered == len(recs) else "yellow"),
             *(_pct(_rate(recs, k)) for k in ("hidden", "dv", "accuracy", "joint", *extra)),
@@ -480,7 +482,8 @@ def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) ->
 
 
 def _rec_title(run: DirectorRun, r: dict[str, Any]) -> str:
-    sim = " (SIMULATED)" if r.get("simulated") else ""
+    sim = " (SIMULATED)" if r.get("simulated") else (
+        " (human)" if r.get("backend", "").startswith("human") else "")
     return (f"{r['instance_id']} · {run.model(r)}{sim} · {_condition(r)} · batch {_batch(r)} · "
             f"sample {r['sample']}")
 

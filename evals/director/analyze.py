@@ -164,9 +164,13 @@ class Analysis:
     seed: int = 0
     simulated: list[str] = field(default_factory=list)  # models a simulator answered for
     dropped_apparent: bool = False  # the apparent-size scenes were left out
+    humans: frozenset[str] = frozenset()  # models answered by people (``human`` backends)
 
     def label(self, model: str) -> str:
-        """A model's name as every output shows it: ``(sim)`` after a simulated one."""
+        """A model's name as every output shows it: ``(human)`` after a person's,
+        ``(sim)`` after a simulated one."""
+        if model in self.humans:
+            return f"{model} (human)"
         return f"{model} (sim)" if model in self.simulated else model
 
     def family_sizes(self) -> dict[str, tuple[int, int]]:
@@ -235,8 +239,11 @@ def analyze(rows: Iterable[dict[str, Any]], design: Design, *, n_boot: int = N_B
     rates = _rates(rows, design, n_boot, seed)
     changes = _changes(rows, design, models, backends)
     simulated = sorted({r["model"] for r in rows if r.get("simulated")})
+    humans = frozenset(m for m, specs in backends.items()
+                       if specs and all(s.startswith("human") for s in specs))
     return Analysis(design=design, models=models, rates=rates, changes=changes,
-                    n_replies=len(rows), n_boot=n_boot, seed=seed, simulated=simulated)
+                    n_replies=len(rows), n_boot=n_boot, seed=seed, simulated=simulated,
+                    humans=humans)
 
 
 def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:

@@ -20,7 +20,16 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from ...engine.backend import Backend
 from ...engine.graph import Parsed, StrategyState, ask_node, user_message
-from ...engine.types import Decoding, ImagePart, Message, Reply, Request, Step, TextPart
+from ...engine.types import (
+    AnswerSpec,
+    Decoding,
+    ImagePart,
+    Message,
+    Reply,
+    Request,
+    Step,
+    TextPart,
+)
 from ...strategies.registry import StrategyError, strategy
 from .parse import parse_reply
 from .prompts import Prompt, PromptError, build, parse_condition
@@ -85,7 +94,9 @@ def build_director(params: DirectorParams) -> StateGraph:
                            draw=f"batch={params.batch}" if params.batch else "",
                            oracle=director_oracle(state, params.condition, turn, fields),
                            tags={"condition": params.condition, "batch": params.batch,
-                                 "turn": turn + 1, "fields": fields})
+                                 "turn": turn + 1, "fields": fields},
+                           answer=AnswerSpec(kind="fields",
+                                             fields={f: FIELD_TYPES[f] for f in fields}))
 
         def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
             fields = prompt_for(params.condition, state).fields_per_turn[turn]

@@ -98,7 +98,8 @@ def to_dict(analysis: Analysis) -> dict[str, Any]:
                    "samples": d.samples, "seed": d.seed},
         "n_replies": analysis.n_replies, "n_boot": analysis.n_boot, "seed": analysis.seed,
         "interval": 0.95, "places": PLACES, "models": analysis.models,
-        "simulated": analysis.simulated, "dropped_apparent": analysis.dropped_apparent,
+        "simulated": analysis.simulated, "humans": sorted(analysis.humans),
+        "dropped_apparent": analysis.dropped_apparent,
         "notice": heading(analysis)[1] if analysis.simulated else None,
         "families": {g: {"estimated": done, "asked": asked}
                      for g, (done, asked) in analysis.family_sizes().items()},

@@ -22,7 +22,8 @@ already kept in the visit.
 The frame rule does not look where the target is: the description's remaining frames are
 ordered by (video, timestamp) and the one at index sha256("visit|desc|seed") mod n is kept
 (:func:`pick_index`). ``review.jsonl`` has one entry per kept instance: the rule, the pick,
-and what a person should still look at; ``build.json`` the whole funnel from frames to kept
+and what a person should still look at, and the person's decision once reviewed
+(``review.py``: a rejected instance stays out of ``instances.jsonl`` through rebuilds); ``build.json`` the whole funnel from frames to kept
 instances with every drop reason.
 """
 
@@ -40,6 +41,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .review import carry_over
 from .scenefun3d import list_visits, read_depth, read_mesh, read_visit, timestamp_order
 from .scenefun3d_types import Frame, Video, Visit
 
@@ -97,6 +99,7 @@ class BuildSummary:
     pairs: int = 0
     candidates: int = 0
     kept: int = 0
+    rejected_in_review: int = 0  # kept, but a person rejected it (review.jsonl): left out
     dropped: Counter = field(default_factory=Counter)
 
     def to_json(self, params: BuildParams) -> dict[str, Any]:
@@ -324,6 +327,9 @@ def build(root: str | Path, out: str | Path, params: BuildParams = BuildParams()
                 review.append({"id": iid, "reasons": review_reasons(c), "frame": c.pick})
             bar.advance(task)
     summary.kept = len(lines)
+    # a person's decisions (`unseen data review`) survive the rebuild, by instance id
+    lines, review = carry_over(out, lines, review)
+    summary.rejected_in_review = summary.kept - len(lines)
     with open(out / "instances.jsonl", "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(x) + "\n" for x in lines)
     with open(out / "review.jsonl", "w", encoding="utf-8") as fh:

@@ -91,6 +91,7 @@ def curves(run_dirs: Iterable[str | Path], ceiling: bool = False,
         lambda: defaultdict(list))
     simulated: dict[tuple[str, str], bool] = {}
     failed: dict[tuple[str, str], int] = defaultdict(int)
+    humans: set[tuple[str, str]] = set()  # groups answered by a person (marked "(human)")
     # strategy label → (declaration, params, instances run with it), for the ceiling
     used: dict[str, tuple[Any, Any, set[tuple[str, str]]]] = {}
     truths: dict[str, dict[str, tuple[list[float], int, int]]] = {}
@@ -116,6 +117,8 @@ def curves(run_dirs: Iterable[str | Path], ceiling: bool = False,
             track = [Box.full(w, h).to_list(), *regions][: length + 1]
             track += [track[-1]] * (length + 1 - len(track))
             simulated[key] = simulated.get(key, False) or bool(rec.get("simulated"))
+            if rec["backend"].startswith("human"):
+                humans.add(key)
             for t, region in enumerate(track):
                 groups[key][t].append(step_scores(region, gt, w, h))
             used.setdefault(rec["strategy"], (iterates, params, set()))[2].add(
@@ -127,7 +130,8 @@ def curves(run_dirs: Iterable[str | Path], ceiling: bool = False,
             notes.append(f"{model} · {strategy}: every trajectory ({failed[key]}) failed "
                          "before its first region; left out")
             continue
-        rows += _mean_rows(per_t, model=model, strategy=strategy, simulated=simulated[key])
+        rows += _mean_rows(per_t, model=model, strategy=strategy, simulated=simulated[key],
+                           **({"human": True} if key in humans else {}))
     if ceiling:
         rows += _ceilings(used, truths)
     return rows
@@ -204,7 +208,7 @@ def curve_table(rows: list[dict[str, Any]], metric: str,
     for r in rows:
         key = (r["model"], r["strategy"])
         series.setdefault(key, []).append((r["t"], r[metric]))
-        marks[key] = " (sim)" if r.get("simulated") else ""
+        marks[key] = " (sim)" if r.get("simulated") else " (human)" if r.get("human") else ""
     lower_better = metric == "dist"
     for (model, strategy), pts in series.items():
         pts.sort()

@@ -43,7 +43,7 @@ HEADERS = {
     "seconds": "s/inst",
 }
 LOWER_IS_BETTER = {"dist"}
-KIND_ORDER = {"model": 0, "sim": 1, "rule": 2, "paper": 3}
+KIND_ORDER = {"model": 0, "human": 1, "sim": 2, "rule": 3, "paper": 4}
 
 
 class RunDirError(ValueError):
@@ -93,9 +93,12 @@ def current_records(run_dirs: Iterable[str | Path]) -> Iterable[dict[str, Any]]:
 
 
 def kind_of(backend: str, simulated: bool) -> str:
-    """``rule`` for a baseline rule, ``sim`` for the simulator, else ``model``."""
+    """``rule`` for a baseline rule, ``human`` for a person, ``sim`` for the simulator,
+    else ``model``."""
     if backend.startswith("baseline"):
         return "rule"
+    if backend.startswith("human"):
+        return "human"
     return "sim" if simulated else "model"
 
 
@@ -229,8 +232,8 @@ def _label(r: dict[str, Any]) -> str:
     kind = r.get("kind")
     if kind == "rule":
         return r["model"].removeprefix("baseline-") + " (rule)"
-    if kind == "sim":
-        return r["model"] + " (sim)"
+    if kind in ("sim", "human"):
+        return f"{r['model']} ({kind})"
     if kind == "paper":
         return r["model"] + " (paper)"
     return r["model"]
