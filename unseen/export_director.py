@@ -216,10 +216,13 @@ def _simulated(run: DirectorRun) -> dict[str, str]:
     return out
 
 
-def _model_html(model: str, simulated: dict[str, str]) -> str:
-    tag = (f'<span class=simtag title="{_e(simulated[model])}">SIMULATED</span>'
-           if model in simulated else "")
-    return _e(model) + tag
+def _model_html(model: str, simulated: dict[str, str],
+                label: Callable[[str], str] = str) -> str:
+    """The model as the page shows it: a simulated one by name with its SIMULATED tag,
+    any other as ``label`` names it (a person's name marked ``(human)``)."""
+    if model in simulated:
+        return _e(model) + f'<span class=simtag title="{_e(simulated[model])}">SIMULATED</span>'
+    return _e(label(model))
 
 
 def _header(run: DirectorRun, a: Analysis, simulated: dict[str, str]) -> str:
@@ -227,7 +230,7 @@ def _header(run: DirectorRun, a: Analysis, simulated: dict[str, str]) -> str:
     sets = run.study.get("scenes") or {}
     set_text = ", ".join(f"{name} ({v.get('n', '?')} scenes)" for name, v in sets.items()) or \
         ", ".join(sorted({r.set for r in a.rates}))
-    models = ", ".join(_model_html(a.label(m), simulated) for m in a.models)
+    models = ", ".join(_model_html(m, simulated, a.label) for m in a.models)
     rows = [("design", _e(d.name) + (f" — {_e(d.description)}" if d.description else "")),
             ("models", models), ("replies", _e(a.n_replies)), ("scene sets", _e(set_text)),
             ("batches", _e(", ".join(b.name for b in d.batches))),
@@ -261,7 +264,8 @@ def _rates_table(t: Any, simulated: dict[str, str], anchor: str) -> tuple[str, i
     for model, label, cells in rows:
         first = model != last
         tr = "<tr class=first>" if first and last is not None else "<tr>"
-        head = (f'<td class=l rowspan="{span[model]}">{_model_html(model, simulated)}</td>'
+        shown = _model_html(model, simulated, lambda m: t.labels.get(m, m))
+        head = (f'<td class=l rowspan="{span[model]}">{shown}</td>'
                 if first else "")
         last = model
         tds = []
@@ -308,7 +312,7 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
             diff = f'<span class=status title="{_e(c.note)}">{_e(v["diff"])}</span>'
             if c.note and c.status != "not asked":
                 diff += f"<br><span class=ci>{_e(c.note)}</span>"
-        cells = [f"<td class=l>{_model_html(label(c.model), simulated)}</td>", f"<td>{diff}</td>",
+        cells = [f"<td class=l>{_model_html(c.model, simulated, label)}</td>", f"<td>{diff}</td>",
                  f"<td>{_e(v['interval'])}</td>"]
         if margin:
             vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "")
