@@ -28,6 +28,7 @@ from typing import Any
 from .backend import Backend
 from .graph import StrategySpec
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
+from .lock import hold
 from .types import ErrorInfo, Instance, RunConfig, Trajectory
 
 Scorer = Callable[[Instance, Any], dict[str, float]]
@@ -250,7 +251,10 @@ class Runner:
         await asyncio.gather(workers(), *(serial(q) for q in queues.values()))
 
     async def run(self) -> RunResult:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with hold(self.run_dir, "runner"):  # re-entrant: the command may hold it already
+            return await self._run()
+
+    async def _run(self) -> RunResult:
         self._write_config()
         journal_path = self.run_dir / JOURNAL
         writer = JournalWriter(journal_path)

@@ -15,6 +15,7 @@ from .backends import connect
 from .engine.cache import ReplyCache
 from .engine.images import register_overlay_renderer
 from .engine.journal import RUN_FILE
+from .engine.lock import hold
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.scenefunri import load_dataset, scorer
@@ -143,13 +144,14 @@ async def run_async(
             package_version=settings.package_version(),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        config = _merge_config(run_dir, config)
-        runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
-                        score=score, progress=progress, processes=processes, setup=setup)
-        result = await runner.run()
-        if processes == 1:  # shard processes keep their own counts
-            _record_server_counts(run_dir, config, clients)
-        return result
+        with hold(run_dir, "unseen run"):  # before run.json: one process per run directory
+            config = _merge_config(run_dir, config)
+            runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
+                            score=score, progress=progress, processes=processes, setup=setup)
+            result = await runner.run()
+            if processes == 1:  # shard processes keep their own counts
+                _record_server_counts(run_dir, config, clients)
+            return result
     finally:
         for c in clients:
             await c.aclose()

@@ -42,6 +42,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .engine.errors import UnseenError
     from .engine.runner import PairingError
     from .evals.director.analyze import AnalysisError
     from .evals.director.coding.items import CodingError
@@ -54,7 +55,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            AnalysisError, PairingError, FileNotFoundError, NotADirectoryError)
+            AnalysisError, PairingError, UnseenError, FileNotFoundError, NotADirectoryError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:

@@ -1,0 +1,12 @@
+"""The base of every error a user can cause: the CLI prints its message as one line, exit 2."""
+
+from __future__ import annotations
+
+
+class UnseenError(Exception):
+    """An error a user can cause (a bad file, a busy run directory); its message is one line
+    that names what to fix."""
+
+
+class UserFileError(UnseenError, ValueError):
+    """A user's file that cannot be read: the message is ``FILE:LINE: reason``."""
