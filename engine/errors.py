@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class UnseenError(Exception):
     """An error a user can cause (a bad file, a busy run directory); its message is one line
@@ -10,3 +12,11 @@ class UnseenError(Exception):
 
 class UserFileError(UnseenError, ValueError):
     """A user's file that cannot be read: the message is ``FILE:LINE: reason``."""
+
+
+def warn(message: str) -> None:
+    """One line on stderr: ``warning: MESSAGE`` (for what a run survives but a user should
+    know, such as a damaged cache set aside)."""
+    line = " ".join(str(message).split())
+    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.flush()

@@ -520,6 +520,9 @@ def cache_stats(
     out.print(f"cache: {stats['path']}  entries: {stats['entries']}  size: {stats['bytes'] / 1e6:.2f} MB")
     for row in stats["by_model"]:
         out.print(f"  {row['backend']}:{row['model']}  {row['entries']}")
+    for moved in stats["set_aside"]:  # damaged files the cache moved aside
+        out.print(f"set aside (damaged): {moved['path']}  {moved['bytes'] / 1e6:.2f} MB",
+                  soft_wrap=True, highlight=False, markup=False)
 
 
 @cache_app.command("clear")
