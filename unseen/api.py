@@ -108,6 +108,7 @@ async def run_async(
     unanswered: str = "full",
     progress: bool = True,
     processes: int = 1,
+    allow_outside_images: bool = False,
 ) -> RunResult:
     """Run every strategy with every backend over a SceneFunRI dataset; see ``run``."""
     if samples < 1:
@@ -115,7 +116,7 @@ async def run_async(
     if processes < 1:
         raise RunError("--processes must be at least 1")
     folder = Path(data) if data else bundled_sample()
-    dataset = load_dataset(folder)
+    dataset = load_dataset(folder, allow_outside_images=allow_outside_images)
     instances = dataset.instances[:limit] if limit else dataset.instances
     setup = functools.partial(
         _setup, strategies=list(strategies), backends=list(backends),

@@ -107,6 +107,7 @@ def run(
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
     processes: Annotated[int, typer.Option(min=1, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them).")] = 1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
+    allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
@@ -126,7 +127,7 @@ def run(
             data, strategies, backends, samples=samples, limit=limit, out=run_dir,
             concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
-            processes=processes,
+            processes=processes, allow_outside_images=allow_outside_images,
         )
         if not strategy:  # what a fixed guess earns, for scale; no model is called
             rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),

@@ -39,6 +39,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import show_director
+from .engine.images import load_image
 from .engine.types import Instance
 from .evals.scenefunri.dataset import DatasetError, find_instance
 from .evals.scenefunri.metrics import score
@@ -193,8 +194,7 @@ def _outcome(r: dict[str, Any]) -> str:
 
 def model_view(part: dict[str, Any]) -> Image.Image:
     """The image of a step's image part as the model saw it (overlay redrawn), full size."""
-    with Image.open(part["path"]) as im:
-        img = im.convert("RGB")
+    img = load_image(part["path"])
     spec = part.get("overlay")
     return draw(img, spec) if spec else img
 
@@ -202,8 +202,7 @@ def model_view(part: dict[str, Any]) -> Image.Image:
 def _small_view(part: dict[str, Any], cols: int) -> Image.Image:
     """The model's view for half-blocks: drawn at twice the cell resolution (lines and labels
     stay readable once scaled down), then reduced to ``cols`` × 2·rows pixels."""
-    with Image.open(part["path"]) as im:
-        img = im.convert("RGB")
+    img = load_image(part["path"])
     spec = dict(part.get("overlay") or {})
     if "crop" in spec:
         img = img.crop(tuple(round(v) for v in spec.pop("crop")))
@@ -218,8 +217,7 @@ def _small_view(part: dict[str, Any], cols: int) -> Image.Image:
 
 
 def _result_view(inst: Instance, prediction: Any, cols: int | None) -> Image.Image:
-    with Image.open(inst.image) as im:
-        img = im.convert("RGB")
+    img = load_image(inst.image)
     truth = inst.truth.get("box")
     if cols is None:
         return draw_result(img, prediction, truth)

@@ -33,6 +33,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .engine.images import load_image
 from .engine.types import Instance
 from .evals.director.dataset import SceneSetError, load_scenes
 from .evals.director.measures import STUDY_FILE, model_names
@@ -321,8 +322,7 @@ def marked_scene(inst: Instance, chosen: Any, cols: int | None = None) -> Image.
     """The scene with its marks: full size (``cols`` None), or for half-blocks drawn at twice
     ``cols``'s cell resolution (lines survive the reduction; tags would not, so none) and
     reduced to ``cols`` × 2·rows pixels."""
-    with Image.open(inst.image) as im:
-        img = im.convert("RGB")
+    img = load_image(inst.image)
     if cols is None:
         return draw_marks(img, scene_marks(inst, chosen))
     c, r = cell_size(img.size, cols)

@@ -274,10 +274,10 @@ def _metrics(m: dict[str, Any] | None) -> str:
 
 
 def _image_size(path: str) -> tuple[int, int] | None:
-    from PIL import Image
+    from .engine.images import open_image
 
     try:
-        with Image.open(path) as im:  # the header only
+        with open_image(path) as im:  # the header only
             return im.size
     except OSError:
         return None
@@ -657,12 +657,12 @@ class TuiApp(App):
     def _image_result(self, inst: dict[str, Any], prediction: Any, size: tuple[int, int]) -> None:
         from PIL import Image
 
+        from .engine.images import load_image
         from .renderers.strips import draw_result
         from .renderers.terminal import HalfBlockImage, cell_size
 
         try:
-            with Image.open(inst["image"]) as im:
-                img = im.convert("RGB")
+            img = load_image(inst["image"])
         except OSError as exc:
             self.query_one("#image", Static).update(Text(f"(image unreadable: {exc})"))
             return
