@@ -7,10 +7,16 @@ A UTF-8 byte-order mark (spreadsheets write one) is accepted and dropped.
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from .errors import UserFileError
+
+M = TypeVar("M", bound=BaseModel)
 
 _BOM = codecs.BOM_UTF8
 
@@ -67,3 +73,37 @@ def iter_lines(path: Path | str) -> Iterator[tuple[int, str]]:
                 yield n, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise _not_utf8(path, raw, exc, line=n) from None
+
+
+def _json_error(path: Path | str, exc: json.JSONDecodeError, line: int | None = None) -> UserFileError:
+    return UserFileError(f"{path}:{line or exc.lineno}: not valid JSON ({exc.msg} at column "
+                         f"{exc.colno})")
+
+
+def parse_json(path: Path | str, text: str, line: int | None = None) -> Any:
+    """``text`` (all of ``path``, or its line ``line``) as JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _json_error(path, exc, line) from None
+    except RecursionError:
+        raise UserFileError(f"{path}:{line or 1}: JSON nested too deeply") from None
+
+
+def read_json_object(path: Path | str) -> dict[str, Any]:
+    """A JSON file that must hold one object (``run.json``, ``study.json``)."""
+    obj = parse_json(path, read_text(path))
+    if not isinstance(obj, dict):
+        raise UserFileError(f"{path}:1: a JSON object was expected, not {type(obj).__name__}")
+    return obj
+
+
+def validated(path: Path | str, model: type[M], obj: Any, line: int | None = None) -> M:
+    """``obj`` (read from ``path``) as ``model``; the first problem named by its field."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise UserFileError(f"{path}:{line or 1}: {loc + ': ' if loc else ''}{first['msg']}") \
+            from None

@@ -14,7 +14,7 @@ from . import settings
 from .backends import connect
 from .engine.cache import ReplyCache
 from .engine.images import register_overlay_renderer
-from .engine.journal import RUN_FILE
+from .engine.journal import RUN_FILE, read_run_json
 from .engine.lock import hold
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
@@ -40,7 +40,7 @@ def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
     path = run_dir / RUN_FILE
     if not path.is_file():
         return config
-    old = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    old = RunConfig.model_validate(read_run_json(run_dir))
     if old.dataset_fingerprint != config.dataset_fingerprint:
         raise RunError(
             f"{run_dir} holds a run on other data (fingerprint {old.dataset_fingerprint}, "

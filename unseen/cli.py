@@ -558,9 +558,12 @@ def director_prompts(
     if scene is not None:
         if scenes is None:
             raise UserError("--scene needs --scenes FILE (a scenes.jsonl)")
-        for line in scenes.read_text(encoding="utf-8").splitlines():
-            if line.strip() and str(json.loads(line).get("id")) == scene:
-                record = json.loads(line)
+        from .engine.userfiles import iter_lines, parse_json
+
+        for lineno, line in iter_lines(scenes):
+            obj = parse_json(scenes, line, lineno) if line.strip() else None
+            if isinstance(obj, dict) and str(obj.get("id")) == scene:
+                record = obj
                 break
         else:
             raise UserError(f"no scene {scene!r} in {scenes}")
@@ -572,6 +575,9 @@ def director_prompts(
             rows.append((prompt, changed))
     except PromptError as exc:
         raise UserError(str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:  # a scene record of another shape
+        raise UserError(f"{scenes}: scene {scene!r} is not a scene record "
+                        f"({type(exc).__name__}: {exc})") from None
     if fmt == "json":
         print(json.dumps([{"condition": p.name, "turns": p.turns, "chars": p.chars,
                            "fields_per_turn": p.fields_per_turn, "changed": changed}

@@ -19,7 +19,7 @@ from typing import Any
 
 from .backends import connect, sim
 from .engine.cache import ReplyCache
-from .engine.journal import RUN_FILE
+from .engine.journal import RUN_FILE, read_run_json
 from .engine.lock import hold
 from .engine.runner import RunResult, check_pairing
 from .engine.types import RunConfig
@@ -128,7 +128,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
         )
         run_file = out / RUN_FILE
         if run_file.is_file():
-            old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+            old = RunConfig.model_validate(read_run_json(out))
             config = config.model_copy(update={"run": old.run, "created_at": old.created_at})
         (out / STUDY_FILE).write_text(json.dumps(study, indent=2) + "\n", encoding="utf-8")
         runner = StudyRunner(plan, instances=[], strategies=list(specs.values()),

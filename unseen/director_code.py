@@ -19,7 +19,7 @@ from typing import Any
 from . import director as _director  # noqa: F401 - registers the dir_ knobs with sim
 from .backends import connect, sim
 from .engine.cache import ReplyCache
-from .engine.journal import JOURNAL, RUN_FILE, iter_records
+from .engine.journal import JOURNAL, RUN_FILE, iter_records, read_run_json
 from .engine.lock import hold
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
@@ -122,7 +122,7 @@ def _earlier(folder: Path, coder: str, batch_size: int) -> RunConfig | None:
     run_file = folder / RUN_FILE
     if not run_file.is_file():
         return None
-    old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+    old = RunConfig.model_validate(read_run_json(folder))
     if old.backends and old.backends[0].get("spec") != coder:
         raise CodingError(f"{folder} was coded by {old.backends[0].get('spec')}; remove that "
                           "folder to code again with another coder")

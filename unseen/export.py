@@ -25,6 +25,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .engine.journal import checked
 from .evals.scenefunri.report import (
     METRIC_COLUMNS,
     _fmt,
@@ -32,6 +33,7 @@ from .evals.scenefunri.report import (
     _label,
     _n,
     current_records,
+    journal_of,
     summarize,
 )
 
@@ -239,7 +241,7 @@ def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: st
             if inst is not None and len(result.strips) < max_strips:
                 n = len(result.strips)
                 name = f"strip-{n:03d}-{_slug(iid)}-{_slug(r['model'])}-{_slug(r['strategy'])}.png"
-                strip_record(r, inst, img / name, height=200)
+                strip_record(checked(r, journal_of(run_dirs[k])), inst, img / name, height=200)
                 result.strips.append(img / name)
                 cell += f' <a href="#strip-{n}">steps</a>'
                 figures.append(f'<figure id="strip-{n}"><img src="img/{_e(name)}" '

@@ -40,6 +40,7 @@ from rich.text import Text
 
 from . import show_director
 from .engine.images import load_image
+from .engine.journal import checked, read_run_json
 from .engine.types import Instance
 from .evals.scenefunri.dataset import DatasetError, find_instance
 from .evals.scenefunri.metrics import score
@@ -64,7 +65,7 @@ def run_config(run_dir: Path) -> dict[str, Any]:
     entry points below hand Director runs to ``show_director`` before this)."""
     journal_of(run_dir)
     path = Path(run_dir) / "run.json"
-    config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    config = read_run_json(run_dir) if path.is_file() else {}
     bench = config.get("benchmark", "scenefunri")
     if bench == "director-coding":
         study = Path(run_dir).resolve().parent.parent
@@ -117,6 +118,9 @@ def select(run_dir: Path, instance: str | None, *, strategy: str | None = None,
             f"{', '.join(sorted({r['strategy'] for r in records}))}; samples: "
             f"{', '.join(str(s) for s in sorted({r['sample'] for r in records}))})")
     chosen.sort(key=lambda r: (r["model"], r["strategy"], r["sample"], r["instance_id"]))
+    if instance is not None:  # their steps are shown: checked in full
+        journal = journal_of(run_dir)
+        chosen = [checked(r, journal) for r in chosen]
     return chosen
 
 
