@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import warn
 from .images import part_digest
+from .redact import scrub
 from .types import ImagePart, Reply, Request, TextPart
 
 
@@ -162,7 +163,7 @@ class ReplyCache:
         """Store a successful, non-empty reply; returns whether it was stored."""
         if reply.error is not None or not reply.text.strip():
             return False
-        blob = reply.model_copy(update={"cached": False}).model_dump_json()
+        blob = scrub(reply.model_copy(update={"cached": False}).model_dump_json())
         self._execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
                       (key, backend, model, blob, time.time()))
         return True

@@ -17,6 +17,8 @@ class UserFileError(UnseenError, ValueError):
 def warn(message: str) -> None:
     """One line on stderr: ``warning: MESSAGE`` (for what a run survives but a user should
     know, such as a damaged cache set aside)."""
-    line = " ".join(str(message).split())
+    from .sanitize import shown  # imported here: errors.py is imported by everything
+
+    line = " ".join(shown(message).split())
     sys.stderr.write(f"warning: {line}\n")
     sys.stderr.flush()

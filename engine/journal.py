@@ -21,6 +21,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
 from .errors import UserFileError
+from .redact import scrub, scrub_bytes
 from .types import RETRYABLE, RunConfig, Trajectory
 from .userfiles import read_json_object, validated
 
@@ -125,7 +126,7 @@ def _record(path: Path, n: int, raw: bytes) -> dict[str, Any]:
         raise JournalError(f"{path}:{n}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column "
                            f"{exc.start + 1}): the journal is damaged") from None
     try:
-        rec = json.loads(line)
+        rec = json.loads(scrub(line))  # a journal from before the scrubber: not shown either
     except (json.JSONDecodeError, RecursionError):
         raise JournalError(f"{path}:{n}: not a JSON record: the journal is damaged") from None
     return check_head(path, n, rec)
@@ -227,7 +228,7 @@ class JournalWriter:
         """Append one serialized trajectory (no newline)."""
         if self._error is not None:
             raise RuntimeError(f"journal writer failed: {self._error}") from self._error
-        self._queue.put(line + b"\n")
+        self._queue.put(scrub_bytes(line) + b"\n")  # an echoed key never reaches the disk
 
     def _loop(self) -> None:
         try:

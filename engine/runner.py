@@ -29,6 +29,7 @@ from .backend import Backend
 from .graph import StrategySpec
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
 from .lock import hold
+from .redact import scrub
 from .types import ErrorInfo, Instance, RunConfig, Trajectory
 
 Scorer = Callable[[Instance, Any], dict[str, float]]
@@ -197,7 +198,7 @@ class Runner:
 
     def _write_config(self) -> None:
         path = self.run_dir / RUN_FILE
-        path.write_text(self.config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        path.write_text(scrub(self.config.model_dump_json(indent=2)) + "\n", encoding="utf-8")
 
     def _progress(self, total: int, completed: int):
         from rich.progress import (

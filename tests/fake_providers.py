@@ -316,6 +316,26 @@ def _gemini_reply(reply: Reply, model: str, seq: int) -> dict:
     }
 
 
+def echo_key(status: int = 401) -> Callable[[Recorded], Error]:
+    """A behaviour: an error whose message echoes the key the request carried (the OpenAI
+    ``Authorization: Bearer`` header, Gemini's ``x-goog-api-key``), as a provider's "Incorrect
+    API key provided: sk-..." does."""
+
+    def behave(rec: Recorded) -> Error:
+        auth = rec.headers.get("authorization", "")
+        key = auth.removeprefix("Bearer ").strip() or rec.headers.get("x-goog-api-key", "")
+        msg = (f"Incorrect API key provided: {key}. You can find your API key at "
+               "https://platform.openai.com/account/api-keys.")
+        if rec.protocol == "gemini":
+            body = {"error": {"code": status, "message": msg, "status": "UNAUTHENTICATED"}}
+        else:
+            body = {"error": {"message": msg, "type": "invalid_request_error",
+                              "code": "invalid_api_key"}}
+        return Error(status, body=body)
+
+    return behave
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True

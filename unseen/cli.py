@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from . import settings
+from .engine.sanitize import SafeConsole, shown
 
 app = typer.Typer(
     name="unseen", no_args_is_help=True, add_completion=False,
@@ -28,8 +28,14 @@ app.add_typer(cache_app, name="cache")
 director_app = typer.Typer(no_args_is_help=True, help="The Director Task: prompts, studies, analysis and power.")
 app.add_typer(director_app, name="director")
 
-out = Console()
-err = Console(stderr=True)
+# every text the commands print passes the sanitiser (control sequences, secrets) on its way
+out = SafeConsole()
+err = SafeConsole(stderr=True)
+
+
+def _plain(*parts: object, end: str = "\n") -> None:
+    """``print`` for plain-text output (JSON, CSV, markdown, prompts), sanitised the same way."""
+    sys.stdout.write(shown(" ".join(str(p) for p in parts)) + end)
 
 FORMATS = ("table", "json", "csv", "md", "latex")
 
@@ -170,7 +176,7 @@ def compare(
         rows += paper_rows()
     result = render(rows, fmt, width=out.width)
     if isinstance(result, str):
-        print(result)
+        _plain(result)
     else:
         out.print(result)
 
@@ -235,7 +241,7 @@ def curve(
                         "trajectory in these runs")
     base = direct_baselines(run_dirs)
     if fmt == "json":
-        print(json.dumps(with_baselines(rows, base), indent=2))
+        _plain(json.dumps(with_baselines(rows, base), indent=2))
     elif fmt == "png":
         from .renderers.plots import curve_png
 
@@ -516,7 +522,7 @@ def cache_stats(
     stats = cache.stats()
     cache.close()
     if as_json:
-        print(json.dumps(stats, indent=2))
+        _plain(json.dumps(stats, indent=2))
         return
     out.print(f"cache: {stats['path']}  entries: {stats['entries']}  size: {stats['bytes'] / 1e6:.2f} MB")
     for row in stats["by_model"]:
@@ -579,17 +585,17 @@ def director_prompts(
         raise UserError(f"{scenes}: scene {scene!r} is not a scene record "
                         f"({type(exc).__name__}: {exc})") from None
     if fmt == "json":
-        print(json.dumps([{"condition": p.name, "turns": p.turns, "chars": p.chars,
+        _plain(json.dumps([{"condition": p.name, "turns": p.turns, "chars": p.chars,
                            "fields_per_turn": p.fields_per_turn, "changed": changed}
                           for p, changed in rows], indent=2, ensure_ascii=False))
         return
     for prompt, changed in rows:
-        print(f"=== {prompt.name}  ({prompt.chars} chars; changed: {', '.join(changed) or 'none'})")
+        _plain(f"=== {prompt.name}  ({prompt.chars} chars; changed: {', '.join(changed) or 'none'})")
         for i, turn in enumerate(prompt.turns, 1):
             if len(prompt.turns) > 1:
-                print(f"--- turn {i}")
-            print(turn)
-        print()
+                _plain(f"--- turn {i}")
+            _plain(turn)
+        _plain()
 
 
 @director_app.command("run")
@@ -720,7 +726,7 @@ def director_codes(
 
     if fmt not in ("table", "json", "md"):
         raise UserError(f"--format must be table, json or md, got {fmt!r}")
-    print(render(summarize(run_dir), fmt, width=out.width), end="")
+    _plain(render(summarize(run_dir), fmt, width=out.width), end="")
 
 
 @director_app.command("sheet")
@@ -757,7 +763,7 @@ def director_codebook(
     """Print the codebook the coder (and people coding a sheet) code by."""
     from .evals.director.coding.codebook import codebook
 
-    print(codebook(second_pass), end="")
+    _plain(codebook(second_pass), end="")
 
 
 @director_app.command("agree")
@@ -773,7 +779,7 @@ def director_agree(
 
     res = agreement(run_dir, sheets, seed=seed)
     if fmt == "json":
-        print(json.dumps(res, indent=2))
+        _plain(json.dumps(res, indent=2))
         return
     from rich.table import Table
 
@@ -831,7 +837,7 @@ def director_power(
             if isinstance(v, list):
                 return [clean(x) for x in v]
             return v
-        print(json.dumps(clean(report), indent=2))
+        _plain(json.dumps(clean(report), indent=2))
         return
     out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
     from .evals.director.study import TRACE_MEASURES

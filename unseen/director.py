@@ -21,6 +21,7 @@ from .backends import connect, sim
 from .engine.cache import ReplyCache
 from .engine.journal import RUN_FILE, read_run_json
 from .engine.lock import hold
+from .engine.redact import scrub
 from .engine.runner import RunResult, check_pairing
 from .engine.types import RunConfig
 from .evals.director import strategy as _strategy  # noqa: F401 - registers `director`
@@ -130,7 +131,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
         if run_file.is_file():
             old = RunConfig.model_validate(read_run_json(out))
             config = config.model_copy(update={"run": old.run, "created_at": old.created_at})
-        (out / STUDY_FILE).write_text(json.dumps(study, indent=2) + "\n", encoding="utf-8")
+        (out / STUDY_FILE).write_text(scrub(json.dumps(study, indent=2)) + "\n", encoding="utf-8")
         runner = StudyRunner(plan, instances=[], strategies=list(specs.values()),
                              backends=clients, run_dir=out, config=config,
                              samples=design.samples, score=score, progress=progress)

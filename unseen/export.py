@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine.journal import checked
+from .engine.sanitize import shown
 from .evals.scenefunri.report import (
     METRIC_COLUMNS,
     _fmt,
@@ -69,7 +70,8 @@ class ExportResult:
 
 
 def _e(v: Any) -> str:
-    return escape(str(v), quote=True)
+    """HTML-escaped, with no control byte (ESC, BEL) and no secret left."""
+    return escape(shown(v), quote=True)
 
 
 def _slug(text: str) -> str:

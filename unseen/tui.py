@@ -38,6 +38,8 @@ from rich.text import Text
 
 from .engine.errors import UserFileError
 from .engine.journal import RESUMABLE_ERRORS, JournalError, check_head, checked, read_run_json
+from .engine.redact import scrub_bytes
+from .engine.sanitize import clean, shown
 from .engine.userfiles import iter_lines
 from .evals.scenefunri.report import RunDirError, journal_of
 
@@ -132,7 +134,7 @@ class Index:
         path = journal_of(self.runs[e.run].path)
         with open(path, "rb") as fh:
             fh.seek(e.offset)
-            return checked(json.loads(fh.read(e.length)), path)
+            return clean(checked(json.loads(scrub_bytes(fh.read(e.length))), path))
 
 
 def _head(line: bytes) -> dict[str, Any] | None:
@@ -163,7 +165,7 @@ def _dataset_instances(data: str | None) -> tuple[dict[str, dict[str, Any]], str
                 continue
             try:
                 obj = json.loads(raw)
-                out[obj["id"]] = {"instruction": obj.get("instruction", ""),
+                out[obj["id"]] = {"instruction": shown(obj.get("instruction", "")),
                                   "box": obj.get("box"),
                                   "image": str((file.parent / obj["image"]).resolve())}
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -182,7 +184,7 @@ def build_index(run_dirs: list[str | Path]) -> Index:
         rd = Path(rd)
         path = journal_of(rd)
         cfg_path = rd / "run.json"
-        config = read_run_json(rd) if cfg_path.is_file() else {}
+        config = clean(read_run_json(rd)) if cfg_path.is_file() else {}
         bench = config.get("benchmark", "scenefunri")
         if bench == "director":
             run_info = _director_run(rd, config)
@@ -205,7 +207,7 @@ def build_index(run_dirs: list[str | Path]) -> Index:
                 if rec is None:
                     raise JournalError(f"{path}:{lineno}: not a JSON record: the journal is "
                                        "damaged")
-                check_head(path, lineno, rec)
+                rec = clean(check_head(path, lineno, rec))  # shown: no escapes, no secrets
                 m = rec.get("metrics") or {}
                 err = rec.get("error") or {}
                 model = aliases.get(rec.get("backend", ""), rec.get("model", "?"))

@@ -219,7 +219,12 @@ def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str
     sections = tables(summary)
     notes = notices(summary)
     if fmt == "html":
-        from html import escape
+        from html import escape as html_escape
+
+        from ....engine.sanitize import shown
+
+        def escape(text: str) -> str:  # no control byte or secret reaches the page
+            return html_escape(shown(text))
 
         def cls(col: str) -> str:  # the export's stylesheet right-aligns cells but these
             return " class=l" if col in _LEFT else ""
