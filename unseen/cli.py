@@ -81,6 +81,29 @@ def _quiet_or_resumed(result: Any, quiet: bool, what: str) -> bool:
     return False
 
 
+def _close(result: Any, what: str, strict: bool, quiet: bool) -> None:
+    """The command's last line: how many new ``what`` failed, by error kind (stdout; stderr
+    with --quiet, whose stdout is the run directory alone). Exit 1 when every new one failed,
+    or with --strict when any did."""
+    failures = result.failures
+    failed = sum(failures.values())
+    if not failed:
+        return
+    counts = ", ".join(f"{kind} {n}" for kind, n in failures.items())
+    if failed == result.done:
+        kind = next(iter(failures))
+        example = " ".join(str(result.examples.get(kind, "")).split())[:160]
+        err.print(f"[red]error:[/] all {failed} new {what} failed: {escape(counts)}"
+                  + (f" (first {escape(kind)}: {escape(example)})" if example else "")
+                  + "; rerun the same command to retry them", soft_wrap=True, highlight=False)
+        raise typer.Exit(1)
+    line = (f"{failed} of {result.done} new {what} failed: {escape(counts)}; rerun the same "
+            "command to retry them")
+    (err if quiet else out).print(line, soft_wrap=True, highlight=False)
+    if strict:
+        raise typer.Exit(1)
+
+
 def _print_reasons(by_error: dict[str, int]) -> None:
     if by_error:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
@@ -114,6 +137,7 @@ def run(
     processes: Annotated[int, typer.Option(min=1, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them).")] = 1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
     allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
@@ -142,13 +166,14 @@ def run(
     except KeyboardInterrupt:
         _interrupted("trajectories", run_dir)
     if _quiet_or_resumed(result, quiet, "trajectories"):
-        return
+        return _close(result, "trajectories", strict, quiet)
     base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
         len(strategies) > 1 else None
     out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
     _print_reasons(result.by_error)
     _print_servers(result.run_dir)
     out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
+    _close(result, "trajectories", strict, quiet)
 
 
 @app.command()
@@ -613,6 +638,7 @@ def director_run(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
 ) -> None:
     """Run a Director study: every batch's calls in one seeded random order per model.
 
@@ -633,11 +659,12 @@ def director_run(
     except KeyboardInterrupt:
         _interrupted("calls", run_dir)
     if _quiet_or_resumed(result, quiet, "calls"):
-        return
+        return _close(result, "calls", strict, quiet)
     answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"
     out.print(f"{answered}; run directory: [bold]{result.run_dir}[/]  ({result.seconds:.1f} s)")
     _print_reasons(result.by_error)
     out.print(f"next: unseen director analyze {result.run_dir}")
+    _close(result, "calls", strict, quiet)
 
 
 @director_app.command("analyze")
@@ -681,6 +708,7 @@ def director_code(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new batch failed (without it: only when every one did).")] = False,
 ) -> None:
     """Code the study's reasoning traces against the codebook of Appendix E.
 
@@ -704,7 +732,7 @@ def director_code(
         _interrupted("batches", run_dir)
     result = done.run
     if _quiet_or_resumed(result, quiet, "batches"):
-        return
+        return _close(result, "batches", strict, quiet)
     if done.retried is not None:
         out.print(f"asked again: {done.retried} items no earlier reply coded")
     out.print(f"{done.items} traces, {done.repeats} of them again, and {tests} test traces in "
@@ -713,6 +741,7 @@ def director_code(
               f"{done.untraced} selected replies carry no trace")
     _print_reasons(result.by_error)
     out.print(f"next: unseen director codes {run_dir}")
+    _close(result, "batches", strict, quiet)
 
 
 @director_app.command("codes")
