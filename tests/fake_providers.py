@@ -486,19 +486,23 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:  # surface bugs in test callables as a 500
                 self._send_error(protocol, Error(500), detail=f"behaviour raised {exc!r}")
                 return
-        if not provider._sleep(getattr(behaviour, "delay", 0.0)):
-            self.close_connection = True  # server stopping: drop the request
-            return
-        if isinstance(behaviour, Reply):
-            make = {"openai": _openai_reply, "openai-responses": _responses_reply,
-                    "gemini": _gemini_reply}[protocol]
-            self._send_json(200, make(behaviour, model, seq))
-        elif isinstance(behaviour, Error):
-            self._send_error(protocol, behaviour)
-        elif isinstance(behaviour, Raw):
-            self._send(behaviour.status, behaviour.body, content_type=behaviour.content_type)
-        else:
-            self._send_error(protocol, Error(500), detail=f"bad behaviour {behaviour!r}")
+        provider._enter()
+        try:
+            if not provider._sleep(getattr(behaviour, "delay", 0.0)):
+                self.close_connection = True  # server stopping: drop the request
+                return
+            if isinstance(behaviour, Reply):
+                make = {"openai": _openai_reply, "openai-responses": _responses_reply,
+                        "gemini": _gemini_reply}[protocol]
+                self._send_json(200, make(behaviour, model, seq))
+            elif isinstance(behaviour, Error):
+                self._send_error(protocol, behaviour)
+            elif isinstance(behaviour, Raw):
+                self._send(behaviour.status, behaviour.body, content_type=behaviour.content_type)
+            else:
+                self._send_error(protocol, Error(500), detail=f"bad behaviour {behaviour!r}")
+        finally:
+            provider._leave()
 
     def _send_error(self, protocol: str, err: Error, detail: str | None = None) -> None:
         body = err.body
@@ -516,6 +520,8 @@ class FakeProvider:
     def __init__(self, default: Behaviour | None = None, *, port: int = 0):
         self.default: Behaviour = default if default is not None else Reply(DEFAULT_TEXT)
         self.requests: list[Recorded] = []
+        self.in_flight = 0  # requests being answered now, and the most at once since reset
+        self.max_in_flight = 0
         self._port = port
         self._queue: collections.deque[Behaviour] = collections.deque()
         self._lock = threading.Lock()
@@ -535,11 +541,21 @@ class FakeProvider:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.max_in_flight = self.in_flight
             self.default = default if default is not None else Reply(DEFAULT_TEXT)
 
     def _next(self) -> Behaviour:
         with self._lock:
             return self._queue.popleft() if self._queue else self.default
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _record(self, rec: Recorded) -> int:
         with self._lock:
