@@ -41,10 +41,15 @@ def remember(secret: str | None) -> None:
 
 def secrets() -> tuple[str, ...]:
     """The key values in use: the environment's and the remembered ones, longest first."""
-    found = {v for v in (os.environ.get(k, "").strip() for k in KEY_ENV_VARS)
-             if len(v) >= MIN_SECRET}
+    env = tuple(os.environ.get(k, "") for k in KEY_ENV_VARS)
     with _lock:
-        found |= _remembered
+        remembered = frozenset(_remembered)
+    return _secrets(env, remembered)
+
+
+@lru_cache(maxsize=8)
+def _secrets(env: tuple[str, ...], remembered: frozenset[str]) -> tuple[str, ...]:
+    found = {v.strip() for v in env if len(v.strip()) >= MIN_SECRET} | remembered
     # a key with characters JSON escapes is also looked for as it appears inside JSON
     found |= {json.dumps(v)[1:-1] for v in found}
     return tuple(sorted(found, key=lambda v: (-len(v), v)))

@@ -61,7 +61,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            AnalysisError, PairingError, UnseenError, FileNotFoundError, NotADirectoryError)
+            AnalysisError, PairingError, UnseenError, FileNotFoundError, NotADirectoryError,
+            PermissionError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
