@@ -164,3 +164,27 @@ def test_the_lock_is_reentrant_in_its_own_context_only(tmp_path):
         assert info["command"] == "outer" and info["pid"] == os.getpid()
     with hold(tmp_path / "r"):  # released: taken again
         pass
+
+
+def test_without_file_locks_a_dead_holder_is_taken_over_and_a_live_one_refuses(tmp_path,
+                                                                              monkeypatch):
+    """A file system without flock (some network mounts): the pid in the lock file decides."""
+    import errno
+    import fcntl
+    import socket
+
+    def no_flock(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    run_dir = tmp_path / "nfs"
+    run_dir.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    (run_dir / LOCK_FILE).write_text(json.dumps({"pid": dead.pid, "host": host}))
+    with hold(run_dir):  # the holder is dead: taken over
+        assert json.loads((run_dir / LOCK_FILE).read_text())["pid"] == os.getpid()
+    (run_dir / LOCK_FILE).write_text(json.dumps({"pid": os.getppid(), "host": host}))
+    with pytest.raises(RunDirBusy, match=f"pid {os.getppid()}"), hold(run_dir):
+        pass
