@@ -126,12 +126,16 @@ def journal_lines(run_dir: Path) -> int:
 
 
 def damage_cache(cache: Path) -> bool:
+    """Overwrite the cache's header, and its WAL's (a killed writer leaves one, and SQLite
+    would otherwise restore page 1 from it): "file is not a database"."""
     path = cache / "replies.sqlite"
     if not path.exists() or path.stat().st_size < 8192:
         return False
-    data = bytearray(path.read_bytes())
-    data[:100] = b"\x00" * 100  # the header: "file is not a database"
-    path.write_bytes(bytes(data))
+    for p in (path, cache / "replies.sqlite-wal"):
+        if p.exists() and p.stat().st_size >= 100:
+            data = bytearray(p.read_bytes())
+            data[:100] = b"overwritten by a disk fault " * 3 + b"." * 16
+            p.write_bytes(bytes(data))
     return True
 
 
