@@ -74,8 +74,11 @@ def _no_flock_busy(path: Path) -> dict | None:
 @contextlib.contextmanager
 def hold(run_dir: str | Path, command: str = "") -> Iterator[Path]:
     """Hold ``run_dir`` (created if missing) for the ``with`` block; raise :class:`RunDirBusy`
-    naming the holder when another process or task holds it."""
+    naming the holder when another process or task holds it. A directory this call created
+    is removed again when the block fails having written nothing (a refused run leaves no
+    trace)."""
     run_dir = Path(run_dir)
+    created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     key = str(run_dir.resolve())
     held = _held.get()
@@ -106,6 +109,11 @@ def hold(run_dir: str | Path, command: str = "") -> Iterator[Path]:
         token = _held.set(held | {key})
         try:
             yield run_dir
+        except BaseException:
+            if created and [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:
+                path.unlink()
+                run_dir.rmdir()
+            raise
         finally:
             _held.reset(token)
     finally:

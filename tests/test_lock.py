@@ -188,3 +188,13 @@ def test_without_file_locks_a_dead_holder_is_taken_over_and_a_live_one_refuses(t
     (run_dir / LOCK_FILE).write_text(json.dumps({"pid": os.getppid(), "host": host}))
     with pytest.raises(RunDirBusy, match=f"pid {os.getppid()}"), hold(run_dir):
         pass
+
+
+def test_a_refused_run_leaves_no_directory_behind(tmp_path):
+    with pytest.raises(ValueError), hold(tmp_path / "new"):
+        raise ValueError("refused before anything was written")
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "old").mkdir()
+    with pytest.raises(ValueError), hold(tmp_path / "old"):
+        raise ValueError("refused")
+    assert (tmp_path / "old").is_dir()  # not ours to remove
