@@ -114,9 +114,9 @@ def _print_reasons(by_error: dict[str, int]) -> None:
 def _print_servers(run_dir: Path) -> None:
     """A line of per-server counts for each backend spread over several servers."""
     from .backends.servers import server_summary
+    from .engine.journal import read_run_json
 
-    config = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    for desc in config.get("backends", []):
+    for desc in read_run_json(run_dir).get("backends", []):
         if line := server_summary(desc):
             out.print(line, soft_wrap=True, highlight=False, markup=False)
 
