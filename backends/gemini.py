@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.images import part_bytes
+from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
@@ -99,6 +100,7 @@ class Gemini(BaseBackend):
         self.timeout_s = timeout_s
         self.include_thoughts = include_thoughts
         self._api_key = api_key
+        remember(api_key)  # scrubbed from every stored or shown text
         self._client = None
 
     def _get_client(self):

@@ -356,9 +356,9 @@ def read_log(path: Path) -> dict[str, Reply]:
     out: dict[str, Reply] = {}
     if not path.is_file():
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_bytes().splitlines():
         try:
-            rec = json.loads(line)
+            rec = json.loads(line)  # bytes that are not UTF-8 JSON: a damaged line, left out
             key, reply = rec["key"], Reply.model_validate(rec["reply"])
         except (ValueError, KeyError, TypeError):
             continue

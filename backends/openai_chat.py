@@ -19,6 +19,7 @@ from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.images import data_url
+from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
@@ -92,6 +93,7 @@ class OpenAIClientBackend(BaseBackend):
         self.base_url = base_url
         self.timeout_s = timeout_s
         self._api_key = api_key  # only ever handed to the client
+        remember(api_key)  # and scrubbed from every stored or shown text
         self._client = None
 
     def _get_client(self):

@@ -54,6 +54,7 @@ class Reliable:
         self.cache = cache if inner.cacheable else None
         self._sem = asyncio.Semaphore(concurrency)
         self._rng = random.Random(seed)
+        self.sleep = asyncio.sleep  # the wait between attempts (a test puts a fake clock here)
         self.stats = {"calls": 0, "retries": 0, "errors": 0, "cache_hits": 0}
         ready = getattr(inner, "ready", None)  # skipped when it is the base class's no-op
         self._ready = None if getattr(ready, "__func__", None) is BaseBackend.ready else ready
@@ -126,7 +127,7 @@ class Reliable:
                     latency_s=time.perf_counter() - t0,
                 )
             self.stats["retries"] += 1
-            await asyncio.sleep(self.backoff(attempt, retry_after))
+            await self.sleep(self.backoff(attempt, retry_after))
 
     async def aclose(self) -> None:
         await self.inner.aclose()

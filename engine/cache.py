@@ -1,19 +1,27 @@
 """Reply cache: SQLite in WAL mode, keyed by a digest of everything that shapes a reply.
 
 Errors and empty replies are never stored, so a transient failure cannot poison the cache.
+A damaged file (truncated, overwritten, bad pages: SQLite's own ``quick_check`` at open, or a
+``DatabaseError`` on use) is moved aside as ``replies.sqlite.corrupt-<UTC time>`` with one
+warning, and a fresh cache serves on: a cache only saves calls, so losing it loses no result.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .errors import warn
 from .images import part_digest
+from .redact import scrub
 from .types import ImagePart, Reply, Request, TextPart
 
 
@@ -52,56 +60,126 @@ def request_key(backend: str, model: str, request: Request) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+FILE = "replies.sqlite"
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT, model TEXT,"
+           " reply TEXT NOT NULL, created REAL NOT NULL)")
+
+
+def set_aside_files(directory: Path) -> list[Path]:
+    """Damaged cache files moved aside in ``directory``, oldest first."""
+    return sorted(directory.glob(f"{FILE}.corrupt-*"))
+
+
 class ReplyCache:
     """A thread-safe SQLite store of successful replies."""
 
     def __init__(self, directory: str | Path | None = None):
         self.dir = Path(directory) if directory else default_cache_dir()
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / "replies.sqlite"
+        self.path = self.dir / FILE
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, backend TEXT, model TEXT,"
-            " reply TEXT NOT NULL, created REAL NOT NULL)"
-        )
+        self.moved: list[Path] = []  # files this instance set aside
+        self._db = self._open()
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: str) -> Reply | None:
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            found = db.execute("PRAGMA quick_check(1)").fetchone()
+            if found is None or found[0] != "ok":
+                raise sqlite3.DatabaseError(f"integrity check: {found[0] if found else '?'}")
+            db.execute(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        self._inode = self._current_inode()
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            self._set_aside(exc)
+            return self._connect()  # a fresh file; an error now is not the file's fault
+
+    def _current_inode(self) -> int | None:
+        try:
+            return os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return None
+
+    def _set_aside(self, exc: Exception) -> None:
+        """Move the damaged file (and its WAL) aside, unless another process already has:
+        the path then names a new file, which is left alone."""
+        inode = self._current_inode()
+        if inode is not None and inode == self._inode:
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+            target = self.path.with_name(f"{FILE}.corrupt-{stamp}")
+            os.replace(self.path, target)
+            for suffix in ("-wal", "-shm"):
+                side = self.path.with_name(FILE + suffix)
+                if side.exists():
+                    os.replace(side, side.with_name(f"{FILE}{suffix}.corrupt-{stamp}"))
+            self.moved.append(target)
+            warn(f"the reply cache {self.path} is damaged ({exc}); moved it aside to "
+                 f"{target} and continuing with a fresh cache")
+
+    def _recover(self, exc: sqlite3.DatabaseError) -> None:
+        """A damaged file met on use (lock held): set it aside, reopen a fresh one."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        self._set_aside(exc)
+        self._db = self._open()
+
+    def _execute(self, sql: str, args: tuple | list = ()) -> sqlite3.Cursor:
+        """``sql`` under the lock; on a damaged file: set it aside and run ``sql`` once more
+        on a fresh one."""
         with self._lock:
-            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+            try:
+                return self._db.execute(sql, args)
+            except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.OperationalError | sqlite3.IntegrityError):
+                    raise  # a busy or locked database, a constraint: not damage
+                self._recover(exc)
+                return self._db.execute(sql, args)
+
+    def get(self, key: str) -> Reply | None:
+        row = self._execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
             return None
+        try:
+            reply = Reply.model_validate_json(row[0])
+        except ValueError:  # a row SQLite reads but we cannot: a miss, asked again
+            self.misses += 1
+            return None
         self.hits += 1
-        return Reply.model_validate_json(row[0]).model_copy(update={"cached": True})
+        return reply.model_copy(update={"cached": True})
 
     def put(self, key: str, backend: str, model: str, reply: Reply) -> bool:
         """Store a successful, non-empty reply; returns whether it was stored."""
         if reply.error is not None or not reply.text.strip():
             return False
-        blob = reply.model_copy(update={"cached": False}).model_dump_json()
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
-                (key, backend, model, blob, time.time()),
-            )
+        blob = scrub(reply.model_copy(update={"cached": False}).model_dump_json())
+        self._execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                      (key, backend, model, blob, time.time()))
         return True
 
     def stats(self) -> dict[str, Any]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT backend, model, COUNT(*) FROM replies GROUP BY backend, model"
-            ).fetchall()
-        size = sum(f.stat().st_size for f in self.dir.glob("replies.sqlite*"))
+        rows = self._execute(
+            "SELECT backend, model, COUNT(*) FROM replies GROUP BY backend, model").fetchall()
+        aside = [p for p in self.dir.glob(f"{FILE}*") if ".corrupt-" in p.name]
+        size = sum(f.stat().st_size for f in self.dir.glob(f"{FILE}*") if f not in aside)
         return {
             "path": str(self.path),
             "entries": sum(r[2] for r in rows),
             "bytes": size,
             "by_model": [{"backend": b, "model": m, "entries": n} for b, m, n in rows],
+            "set_aside": [{"path": str(p), "bytes": p.stat().st_size}
+                          for p in set_aside_files(self.dir)],
         }
 
     def clear(self, backend: str | None = None, model: str | None = None) -> int:
@@ -114,9 +192,8 @@ class ReplyCache:
             where.append("model = ?")
             args.append(model)
         sql = "DELETE FROM replies" + (" WHERE " + " AND ".join(where) if where else "")
-        with self._lock:
-            n = self._db.execute(sql, args).rowcount
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        n = self._execute(sql, args).rowcount
+        self._execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return n
 
     def close(self) -> None:

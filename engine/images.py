@@ -1,4 +1,7 @@
-"""Image bytes for requests, by reference: read once, hashed once, never kept in state."""
+"""Image bytes for requests, by reference: read once, hashed once, never kept in state; and
+the one guarded way to open a user's image (:func:`open_image`: a pixel limit, a clear line
+naming the file for an empty or undecodable one) and to check it lies in its folder.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,27 @@ import base64
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from .errors import UnseenError
 from .types import ImagePart
+
+MAX_PIXELS_ENV = "UNSEEN_MAX_IMAGE_PIXELS"
+DEFAULT_MAX_PIXELS = 100_000_000  # 100 MP: above any camera frame, far below a bomb's size
+
+
+class ImageError(UnseenError, OSError, ValueError):
+    """An image that cannot be used: the message names the file and why (``reason``). An
+    OSError, so that a view which shows "(image unreadable)" for a missing file does so for
+    this one too."""
+
+    def __init__(self, path: str | Path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = str(path), reason
 
 # An overlay renderer turns (path, spec) into PNG bytes; renderers/ registers one so that the
 # engine never imports it by name.
@@ -72,3 +91,65 @@ def part_digest(part: ImagePart) -> str:
 def data_url(part: ImagePart) -> str:
     data, mime = part_bytes(part)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def max_pixels() -> int:
+    """The pixel limit: ``$UNSEEN_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_PIXELS`."""
+    raw = os.environ.get(MAX_PIXELS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_PIXELS
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UnseenError(f"{MAX_PIXELS_ENV} must be a positive whole number, got {raw!r}")
+    return value
+
+
+def open_image(path: str | Path, limit: int | None = None):
+    """The image at ``path``, opened lazily (its header read, no pixels decoded): a PIL
+    image to use in a ``with``. An empty or unreadable file, or one of more than ``limit``
+    pixels (default :func:`max_pixels`), is an :class:`ImageError` naming the file."""
+    from PIL import Image, UnidentifiedImageError
+
+    limit = limit or max_pixels()
+    try:
+        size = os.stat(path).st_size
+    except OSError as exc:
+        raise ImageError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if size == 0:
+        raise ImageError(path, "an empty file (0 bytes), not an image")
+    if Image.MAX_IMAGE_PIXELS is not None and limit > Image.MAX_IMAGE_PIXELS:
+        Image.MAX_IMAGE_PIXELS = limit  # Pillow's own guard must not stop what ours allows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            im = Image.open(path)
+        except Image.DecompressionBombError:
+            raise ImageError(path, f"an image of more than {2 * Image.MAX_IMAGE_PIXELS:,} "
+                             f"pixels, over the limit of {limit:,} ({MAX_PIXELS_ENV} sets "
+                             "it)") from None
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+            raise ImageError(path, f"not a readable image ({exc})") from None
+    width, height = im.size
+    if width * height > limit:
+        im.close()
+        raise ImageError(path, f"{width}x{height} is {width * height:,} pixels, over the "
+                         f"limit of {limit:,} ({MAX_PIXELS_ENV} sets it)")
+    return im
+
+
+def load_image(path: str | Path, mode: str = "RGB", limit: int | None = None):
+    """The decoded image at ``path`` in ``mode`` (guarded as :func:`open_image`; a file
+    that fails while decoding, such as a truncated one, is an :class:`ImageError` too)."""
+    with open_image(path, limit) as im:
+        try:
+            return im.convert(mode)
+        except (OSError, ValueError, SyntaxError) as exc:
+            raise ImageError(path, f"the image cannot be decoded ({exc})") from None
+
+
+def inside(folder: str | Path, path: str | Path) -> bool:
+    """Whether ``path`` lies in ``folder`` once both are resolved (symlinks followed)."""
+    return Path(path).resolve().is_relative_to(Path(folder).resolve())

@@ -2,7 +2,9 @@
 
 Lines are written whole, flushed and fsynced (group commit: one fsync per batch the writer
 finds waiting), so a run killed at any point leaves at most one torn last line, which the
-next open cuts off. Readers never load the whole file: they stream it line by line.
+next open cuts off. Readers never load the whole file: they stream it line by line. A line
+that is not a trajectory record (not UTF-8, not JSON, a field of the wrong type) anywhere but
+at the torn end is a damaged journal: a :class:`JournalError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -13,9 +15,15 @@ import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired
 
-from .types import RETRYABLE, Trajectory
+from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict
+
+from .errors import UserFileError
+from .redact import scrub, scrub_bytes
+from .types import RETRYABLE, RunConfig, Trajectory
+from .userfiles import read_json_object, validated
 
 JOURNAL = "trajectories.jsonl"
 RUN_FILE = "run.json"
@@ -51,18 +59,127 @@ def repair(path: Path) -> int:
         return size - cut
 
 
+class JournalError(UserFileError):
+    """A journal line that is not a trajectory record."""
+
+
+# The fields of a record that every reader relies on, checked on every line as TypedDicts
+# (a third of the cost of models: nothing is built); the steps in full, as Trajectory, only
+# where a view shows them (:func:`checked`).
+@with_config(ConfigDict(strict=True))
+class _Error(TypedDict):
+    kind: str
+    message: str
+
+
+@with_config(ConfigDict(strict=True))
+class _Usage(TypedDict, total=False):
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+
+
+@with_config(ConfigDict(strict=True))
+class _Reply(TypedDict, total=False):
+    text: str
+    usage: _Usage
+    cached: bool
+    latency_s: float
+    error: _Error | None
+
+
+@with_config(ConfigDict(strict=True))
+class _Info(TypedDict, total=False):  # the request tags that summaries and views read
+    calls: int
+    fields: list[str]
+
+
+@with_config(ConfigDict(strict=True))
+class _Step(TypedDict, total=False):
+    reply: _Reply
+    region: list[float] | None
+    info: _Info
+
+
+@with_config(ConfigDict(strict=True))
+class _HeadFields(TypedDict):
+    key: str
+    instance_id: str
+    strategy: str
+    backend: str
+    model: str
+    status: Literal["answered", "unanswered"]
+    sample: NotRequired[int]
+    error: NotRequired[_Error | None]
+    params: NotRequired[dict[str, Any]]
+    metrics: NotRequired[dict[str, float | None]]
+    steps: NotRequired[list[_Step]]
+
+
+_HEAD = TypeAdapter(_HeadFields)
+
+
+def _record(path: Path, n: int, raw: bytes) -> dict[str, Any]:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JournalError(f"{path}:{n}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                           f"{exc.start + 1}): the journal is damaged") from None
+    try:
+        rec = json.loads(scrub(line))  # a journal from before the scrubber: not shown either
+    except (json.JSONDecodeError, RecursionError):
+        raise JournalError(f"{path}:{n}: not a JSON record: the journal is damaged") from None
+    return check_head(path, n, rec)
+
+
+def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
+    """``rec`` (line ``n`` of ``path``) if it is a record whose fields have their types."""
+    if not isinstance(rec, dict):
+        raise JournalError(f"{path}:{n}: not a JSON object: the journal is damaged")
+    try:
+        _HEAD.validate_python(rec)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise JournalError(f"{path}:{n}: {loc}: {first['msg']}: the journal is damaged") \
+            from None
+    return rec
+
+
 def iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Every well-formed record, in file order; a torn line is skipped."""
+    """Every record, in file order; a torn last line (no newline) is skipped."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.endswith("\n"):
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
                 break
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                continue
+            yield _record(path, n, raw)
+
+
+def checked(rec: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``rec`` (a record of the journal ``path``) validated in full, steps included, for a
+    view that shows them; a bad field is a :class:`JournalError` naming the line."""
+    try:
+        Trajectory.model_validate(rec)
+    except ValidationError:
+        line = line_of(path, rec.get("key"))
+        try:
+            validated(path, Trajectory, rec, line)
+        except UserFileError as exc:
+            raise JournalError(f"{exc}: the journal is damaged") from None
+    return rec
+
+
+def line_of(path: Path, key: Any) -> int | None:
+    """The line of the current (last) record of ``key``, for an error message."""
+    needle = json.dumps(key).encode()
+    with open(path, "rb") as fh:
+        found = None
+        for n, raw in enumerate(fh, start=1):
+            if needle in raw:
+                found = n  # the last record of a key is the current one
+        return found
 
 
 def latest(path: Path) -> dict[str, dict[str, Any]]:
@@ -111,7 +228,7 @@ class JournalWriter:
         """Append one serialized trajectory (no newline)."""
         if self._error is not None:
             raise RuntimeError(f"journal writer failed: {self._error}") from self._error
-        self._queue.put(line + b"\n")
+        self._queue.put(scrub_bytes(line) + b"\n")  # an echoed key never reaches the disk
 
     def _loop(self) -> None:
         try:
@@ -145,3 +262,12 @@ class JournalWriter:
         self._fh.close()
         if self._error is not None:
             raise RuntimeError(f"journal writer failed: {self._error}") from self._error
+
+
+def read_run_json(run_dir: Path) -> dict[str, Any]:
+    """``run_dir/run.json`` as a dict, checked against :class:`RunConfig` (a field of the
+    wrong type, bad JSON, bytes that are not UTF-8: one line naming the file)."""
+    path = Path(run_dir) / RUN_FILE
+    obj = read_json_object(path)
+    validated(path, RunConfig, obj)
+    return obj

@@ -28,6 +28,8 @@ from typing import Any
 from .backend import Backend
 from .graph import StrategySpec
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
+from .lock import hold
+from .redact import scrub
 from .types import ErrorInfo, Instance, RunConfig, Trajectory
 
 Scorer = Callable[[Instance, Any], dict[str, float]]
@@ -66,6 +68,11 @@ def trajectory_key(instance_id: str, strategy: str, backend: str, sample: int) -
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+# Error kinds that are answers, not failures: a reply that could not be parsed is the
+# model's answer, a person's "can't tell" a choice.
+ANSWERS = ("parse", "skipped")
+
+
 @dataclass
 class RunResult:
     run_dir: Path
@@ -78,16 +85,24 @@ class RunResult:
     seconds: float = 0.0
     first_s: float | None = None  # seconds until the first trajectory finished (start-up)
     by_error: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, str] = field(default_factory=dict)  # the first message of each kind
 
-    def add(self, status: str, error_kind: str | None, cached_steps: int) -> None:
+    def add(self, status: str, error_kind: str | None, cached_steps: int,
+            message: str = "") -> None:
         """Count one finished trajectory."""
         self.done += 1
         self.answered += status == "answered"
         if error_kind is not None:
             self.by_error[error_kind] = self.by_error.get(error_kind, 0) + 1
-            # a parse failure is an answer, a person's "can't tell" a choice: neither an error
-            self.errors += error_kind not in ("parse", "skipped")
+            self.errors += error_kind not in ANSWERS
+            self.examples.setdefault(error_kind, message)
         self.cache_hits += cached_steps
+
+    @property
+    def failures(self) -> dict[str, int]:
+        """Failed trajectories of this call by error kind, most first (see :data:`ANSWERS`)."""
+        kinds = {k: n for k, n in self.by_error.items() if k not in ANSWERS}
+        return dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @dataclass
@@ -196,7 +211,7 @@ class Runner:
 
     def _write_config(self) -> None:
         path = self.run_dir / RUN_FILE
-        path.write_text(self.config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        path.write_text(scrub(self.config.model_dump_json(indent=2)) + "\n", encoding="utf-8")
 
     def _progress(self, total: int, completed: int):
         from rich.progress import (
@@ -250,7 +265,10 @@ class Runner:
         await asyncio.gather(workers(), *(serial(q) for q in queues.values()))
 
     async def run(self) -> RunResult:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with hold(self.run_dir, "runner"):  # re-entrant: the command may hold it already
+            return await self._run()
+
+    async def _run(self) -> RunResult:
         self._write_config()
         journal_path = self.run_dir / JOURNAL
         writer = JournalWriter(journal_path)
@@ -268,12 +286,12 @@ class Runner:
 
         lock = threading.Lock()  # shard receivers count from their own threads
 
-        def count(status: str, error_kind: str | None, cached: int) -> None:
+        def count(status: str, error_kind: str | None, cached: int, message: str = "") -> None:
             with lock:
-                _count(status, error_kind, cached)
+                _count(status, error_kind, cached, message)
 
-        def _count(status: str, error_kind: str | None, cached: int) -> None:
-            result.add(status, error_kind, cached)
+        def _count(status: str, error_kind: str | None, cached: int, message: str) -> None:
+            result.add(status, error_kind, cached, message)
             elapsed = time.perf_counter() - t_start
             if result.first_s is None:
                 result.first_s = elapsed
@@ -283,7 +301,8 @@ class Runner:
         def sink(traj: Trajectory) -> None:
             writer.append(traj)
             count(traj.status, traj.error.kind if traj.error else None,
-                  sum(1 for s in traj.steps if s.reply.cached))
+                  sum(1 for s in traj.steps if s.reply.cached),
+                  traj.error.message if traj.error else "")
 
         try:
             with progress:

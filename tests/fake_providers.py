@@ -316,6 +316,26 @@ def _gemini_reply(reply: Reply, model: str, seq: int) -> dict:
     }
 
 
+def echo_key(status: int = 401) -> Callable[[Recorded], Error]:
+    """A behaviour: an error whose message echoes the key the request carried (the OpenAI
+    ``Authorization: Bearer`` header, Gemini's ``x-goog-api-key``), as a provider's "Incorrect
+    API key provided: sk-..." does."""
+
+    def behave(rec: Recorded) -> Error:
+        auth = rec.headers.get("authorization", "")
+        key = auth.removeprefix("Bearer ").strip() or rec.headers.get("x-goog-api-key", "")
+        msg = (f"Incorrect API key provided: {key}. You can find your API key at "
+               "https://platform.openai.com/account/api-keys.")
+        if rec.protocol == "gemini":
+            body = {"error": {"code": status, "message": msg, "status": "UNAUTHENTICATED"}}
+        else:
+            body = {"error": {"message": msg, "type": "invalid_request_error",
+                              "code": "invalid_api_key"}}
+        return Error(status, body=body)
+
+    return behave
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -466,19 +486,23 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:  # surface bugs in test callables as a 500
                 self._send_error(protocol, Error(500), detail=f"behaviour raised {exc!r}")
                 return
-        if not provider._sleep(getattr(behaviour, "delay", 0.0)):
-            self.close_connection = True  # server stopping: drop the request
-            return
-        if isinstance(behaviour, Reply):
-            make = {"openai": _openai_reply, "openai-responses": _responses_reply,
-                    "gemini": _gemini_reply}[protocol]
-            self._send_json(200, make(behaviour, model, seq))
-        elif isinstance(behaviour, Error):
-            self._send_error(protocol, behaviour)
-        elif isinstance(behaviour, Raw):
-            self._send(behaviour.status, behaviour.body, content_type=behaviour.content_type)
-        else:
-            self._send_error(protocol, Error(500), detail=f"bad behaviour {behaviour!r}")
+        provider._enter()
+        try:
+            if not provider._sleep(getattr(behaviour, "delay", 0.0)):
+                self.close_connection = True  # server stopping: drop the request
+                return
+            if isinstance(behaviour, Reply):
+                make = {"openai": _openai_reply, "openai-responses": _responses_reply,
+                        "gemini": _gemini_reply}[protocol]
+                self._send_json(200, make(behaviour, model, seq))
+            elif isinstance(behaviour, Error):
+                self._send_error(protocol, behaviour)
+            elif isinstance(behaviour, Raw):
+                self._send(behaviour.status, behaviour.body, content_type=behaviour.content_type)
+            else:
+                self._send_error(protocol, Error(500), detail=f"bad behaviour {behaviour!r}")
+        finally:
+            provider._leave()
 
     def _send_error(self, protocol: str, err: Error, detail: str | None = None) -> None:
         body = err.body
@@ -496,6 +520,8 @@ class FakeProvider:
     def __init__(self, default: Behaviour | None = None, *, port: int = 0):
         self.default: Behaviour = default if default is not None else Reply(DEFAULT_TEXT)
         self.requests: list[Recorded] = []
+        self.in_flight = 0  # requests being answered now, and the most at once since reset
+        self.max_in_flight = 0
         self._port = port
         self._queue: collections.deque[Behaviour] = collections.deque()
         self._lock = threading.Lock()
@@ -515,11 +541,21 @@ class FakeProvider:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.max_in_flight = self.in_flight
             self.default = default if default is not None else Reply(DEFAULT_TEXT)
 
     def _next(self) -> Behaviour:
         with self._lock:
             return self._queue.popleft() if self._queue else self.default
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _record(self, rec: Recorded) -> int:
         with self._lock:

@@ -301,7 +301,7 @@ async def test_429_retry_after_is_honoured(kind, fp, instances, ask):
     assert reply.ok and reply.text == "ok"
     assert len(fp.requests) == 2
     assert elapsed >= 0.9  # backoff_base_s is 0.01: only Retry-After explains the wait
-    assert elapsed < 5
+    # (how long it waits, exactly: test_reliable's fake clock; no upper wall-clock bound here)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -360,8 +360,7 @@ async def test_slow_reply_times_out(kind, fp, instances):
     fp.default = Reply("late", delay=2.0)
     backend = connect(kind, fp, timeout_s=0.3, max_attempts=1)
     reply, elapsed = await complete_once(backend, image_request(instances[0]))
-    assert_failed(reply, "timeout", attempts=1)
-    assert elapsed < 1.0
+    assert_failed(reply, "timeout", attempts=1)  # else "late" would have come, 2 s later
 
 
 @pytest.mark.parametrize("kind", KINDS)

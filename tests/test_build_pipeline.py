@@ -257,3 +257,18 @@ def test_review_decisions_survive_a_rebuild(tmp_path, run_main):
     summary = build(root, out, BuildParams(), progress=False)
     assert summary.rejected_in_review == 0
     assert [json.loads(x)["id"] for x in (out / "instances.jsonl").read_text().splitlines()] == [iid]
+
+
+@pytest.mark.parametrize("damage", [b"", b"\xff\xd8\xff\xe0 not really a jpeg " * 4])
+@pytest.mark.parametrize("dedupe", [True, False])
+def test_an_empty_or_undecodable_frame_is_one_line_naming_it(tmp_path, run_main, damage, dedupe):
+    """The issue: a zero-byte or undecodable frame ended `data build` in a traceback."""
+    root, _ = knob_scene(tmp_path)
+    frame = next(p for p in root.rglob("*.jpg") if "1.000" in p.name)
+    frame.write_bytes(damage)
+    code, _, err = run_main(["data", "build", "--scenefun3d", str(root), "--out",
+                             str(tmp_path / "o"), "--dedupe-images" if dedupe else
+                             "--no-dedupe-images"])
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert str(frame) in lines[0] and ("empty" in lines[0] or "not a readable" in lines[0])

@@ -1,5 +1,9 @@
-"""The reply cache: what it keys on, what it refuses to keep."""
+"""The reply cache: what it keys on, what it refuses to keep, a damaged file set aside."""
 
+import json
+import sqlite3
+
+import pytest
 from PIL import Image
 
 from unseen.engine.cache import ReplyCache, request_key
@@ -64,3 +68,94 @@ def test_persists_across_instances_and_clears(tmp_path):
     assert c2.clear() == 1
     wal = c2._db.execute("PRAGMA journal_mode").fetchone()[0]
     assert wal == "wal"
+
+
+# --- a damaged cache file ------------------------------------------------------------------
+
+
+def filled(folder, n=200):
+    """A closed cache of ``n`` replies of ~1.5 kB (several hundred pages); its file."""
+    cache = ReplyCache(folder)
+    for i in range(n):
+        cache.put(f"k{i}", "sim", "m", Reply(text="x" * 1500 + str(i)))
+    cache.close()
+    return folder / "replies.sqlite"
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2 + 123])
+
+
+def _header(path):
+    data = bytearray(path.read_bytes())
+    data[:100] = b"overwritten by something else " * 3 + b"..........".ljust(10)
+    path.write_bytes(bytes(data))
+
+
+def _pages(path):
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 2
+    data[mid: mid + 3 * 4096] = bytes((i * 37 + 11) % 251 for i in range(3 * 4096))
+    path.write_bytes(bytes(data))
+
+
+DAMAGE = {"truncated": _truncate, "overwritten header": _header, "damaged pages": _pages}
+
+
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_a_damaged_cache_is_moved_aside_with_a_warning_and_a_fresh_one_serves(tmp_path, how,
+                                                                              capsys):
+    path = filled(tmp_path)
+    DAMAGE[how](path)
+    cache = ReplyCache(tmp_path)
+    moved = cache.moved
+    assert len(moved) == 1 and moved[0].name.startswith("replies.sqlite.corrupt-")
+    assert moved[0].is_file()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("warning:") and str(moved[0]) in err
+    assert cache.get("k1") is None and cache.stats()["entries"] == 0
+    assert cache.put("new", "sim", "m", Reply(text="y")) and cache.get("new").text == "y"
+    assert [p["path"] for p in cache.stats()["set_aside"]] == [str(moved[0])]
+    cache.close()
+    again = ReplyCache(tmp_path)  # the fresh file is sound: no second warning
+    assert again.moved == [] and again.get("new").text == "y"
+    assert capsys.readouterr().err == ""
+    again.close()
+
+
+def test_a_database_error_on_first_use_moves_the_cache_aside_and_misses(tmp_path, capsys):
+    path = filled(tmp_path, n=5)
+    cache = ReplyCache(tmp_path)
+
+    class Damaged:  # what sqlite3 raises when a page it reads is malformed
+        def execute(self, *a):
+            raise sqlite3.DatabaseError("database disk image is malformed")
+
+        def close(self):
+            pass
+
+    cache._db = Damaged()
+    assert cache.get("k1") is None  # a miss, not an error
+    assert len(cache.moved) == 1 and not path.exists() or path.stat().st_size < 8192
+    assert "database disk image is malformed" in capsys.readouterr().err
+    assert cache.put("k1", "sim", "m", Reply(text="z")) and cache.get("k1").text == "z"
+    cache.close()
+
+
+def test_a_run_over_a_damaged_cache_answers_every_trajectory(tmp_path, sample_data, run_main):
+    """The issue: every trajectory typed `internal: DatabaseError` (or a traceback) with exit
+    0, again on every rerun."""
+    cache_dir = tmp_path / "cache"
+    _pages(filled(cache_dir, n=400))
+    argv = ["run", "--data", str(sample_data), "-s", "direct", "--limit", "3",
+            "--cache-dir", str(cache_dir), "--out", str(tmp_path / "r1"), "-q"]
+    code, out, err = run_main(argv)
+    assert code == 0 and "Traceback" not in err, err
+    assert [line for line in err.splitlines() if line.strip()][0].startswith("warning:")
+    recs = [json.loads(line) for line in (tmp_path / "r1" / "trajectories.jsonl").open()]
+    assert len(recs) == 3 and all(r["status"] == "answered" for r in recs)
+    code, out, err = run_main(["cache", "stats", "--cache-dir", str(cache_dir), "--json"])
+    stats = json.loads(out)
+    assert code == 0 and len(stats["set_aside"]) == 1 and stats["entries"] == 0  # sim: uncached
+    code, out, _ = run_main(["cache", "stats", "--cache-dir", str(cache_dir)])
+    assert "set aside" in out and "corrupt-" in out

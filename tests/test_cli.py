@@ -201,10 +201,12 @@ def test_missing_data_folder_subprocess(tmp_path):
 
 
 def _broken(sample: Path, where: Path, edit) -> Path:
-    """A copy of the first three sample lines with line 2 edited (images shared by link)."""
-    where.mkdir()
-    (where / "images").symlink_to(sample / "images", target_is_directory=True)
+    """A copy of the first three sample lines with line 2 edited, and their images (a
+    link to the sample's images would lead out of the folder, which is refused)."""
+    (where / "images").mkdir(parents=True)
     recs = [json.loads(line) for line in (sample / "instances.jsonl").read_text().splitlines()[:3]]
+    for rec in recs:
+        shutil.copyfile(sample / rec["image"], where / rec["image"])
     lines = [json.dumps(r) for r in recs]
     lines[1] = edit(recs[1])
     (where / "instances.jsonl").write_text("\n".join(lines) + "\n")

@@ -312,6 +312,7 @@ def test_run_directory(tmp_path):
     d = design(["move", "move/novis"], [{"batch": "b", "base": "move/novis", "variant": "move",
                                          "family": "f"}])
     records = [{"key": f"k{c}{g}", "backend": "sim", "model": "sim-default",
+                "strategy": f"director:batch=b,condition={c}",
                 "params": {"condition": c, "batch": "b"}, "instance_id": f"main-{g:03d}",
                 "sample": 0, "status": "answered",
                 "metrics": {"hidden": float(c == "move"), "hidden_top_digit": 0.0,

@@ -294,10 +294,8 @@ async def test_500_retried_then_success(fp, instances, ask):
 @module_loop
 async def test_slow_reply_times_out(fp, instances, ask):
     fp.default = Reply("late", delay=2.0)
-    t0 = time.perf_counter()
     reply = await ask(image_request(instances[0]), max_attempts=1, timeout_s=0.3)
-    assert_failed(reply, "timeout", attempts=1)
-    assert time.perf_counter() - t0 < 1.5
+    assert_failed(reply, "timeout", attempts=1)  # else "late" would have come, 2 s later
 
 
 @module_loop

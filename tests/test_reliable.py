@@ -1,7 +1,6 @@
 """Retries, timeouts, concurrency and caching around a scripted backend."""
 
 import asyncio
-import time
 
 import pytest
 
@@ -67,26 +66,48 @@ async def test_gives_up_after_max_attempts_with_typed_error():
     assert reply.error.attempts == 3 and inner.calls == 3 and reply.text == ""
 
 
+def fake_clock(backend) -> list[float]:
+    """The waits between attempts, recorded instead of slept (no wall clock in the test)."""
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    backend.sleep = sleep
+    return waits
+
+
 async def test_retry_after_is_honoured():
     inner = Scripted(ProviderError("rate_limit", "slow down", 429, retry_after=0.3))
-    t0 = time.perf_counter()
-    reply = await wrap(inner).complete(REQ)
-    assert reply.ok and time.perf_counter() - t0 >= 0.29
+    backend = wrap(inner)
+    waits = fake_clock(backend)
+    reply = await backend.complete(REQ)
+    assert reply.ok and waits == [0.3] and inner.calls == 2  # exactly Retry-After, no more
 
 
 async def test_retry_after_beyond_limit_is_a_quota_not_a_wait():
     inner = Scripted(ProviderError("rate_limit", "come back tomorrow", 429, retry_after=86400))
-    t0 = time.perf_counter()
-    reply = await wrap(inner).complete(REQ)
-    assert reply.error.kind == "quota" and inner.calls == 1 and time.perf_counter() - t0 < 1
+    backend = wrap(inner)
+    waits = fake_clock(backend)
+    reply = await backend.complete(REQ)
+    assert reply.error.kind == "quota" and inner.calls == 1 and waits == []
+
+
+async def test_backoff_doubles_with_jitter_below_its_ceiling():
+    inner = Scripted(*[ProviderError("server", "boom", status=503)] * 5)
+    backend = wrap(inner, max_attempts=5, backoff_base_s=1.0)
+    waits = fake_clock(backend)
+    await backend.complete(REQ)
+    # after attempt k the wait lies in [c/2, c] with c = base * 2^(k-1) (Reliable.backoff)
+    assert len(waits) == 4
+    for k, w in enumerate(waits, start=1):
+        assert 2 ** (k - 1) / 2 <= w <= 2 ** (k - 1)
 
 
 async def test_timeout_fires_and_is_retried():
-    inner = Scripted(delay=0.5)
-    t0 = time.perf_counter()
+    inner = Scripted(delay=30)  # a reply that would come only after 30 s
     reply = await wrap(inner, timeout_s=0.05, max_attempts=2).complete(REQ)
-    assert reply.error.kind == "timeout" and inner.calls == 2
-    assert time.perf_counter() - t0 < 0.5
+    assert reply.error.kind == "timeout" and inner.calls == 2  # else: the reply, 30 s later
 
 
 async def test_empty_reply_is_an_error_and_retried():

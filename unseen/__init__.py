@@ -15,6 +15,7 @@ _EXPORTS = {
     "Request": ".engine.types",
     "Step": ".engine.types",
     "Trajectory": ".engine.types",
+    "UnseenError": ".engine.errors",
     "connect": ".backends",
     "load_dataset": ".evals.scenefunri",
     "load_design": ".evals.director.study",

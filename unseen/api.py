@@ -14,7 +14,8 @@ from . import settings
 from .backends import connect
 from .engine.cache import ReplyCache
 from .engine.images import register_overlay_renderer
-from .engine.journal import RUN_FILE
+from .engine.journal import RUN_FILE, read_run_json
+from .engine.lock import hold
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.scenefunri import load_dataset, scorer
@@ -39,7 +40,7 @@ def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
     path = run_dir / RUN_FILE
     if not path.is_file():
         return config
-    old = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    old = RunConfig.model_validate(read_run_json(run_dir))
     if old.dataset_fingerprint != config.dataset_fingerprint:
         raise RunError(
             f"{run_dir} holds a run on other data (fingerprint {old.dataset_fingerprint}, "
@@ -107,6 +108,7 @@ async def run_async(
     unanswered: str = "full",
     progress: bool = True,
     processes: int = 1,
+    allow_outside_images: bool = False,
 ) -> RunResult:
     """Run every strategy with every backend over a SceneFunRI dataset; see ``run``."""
     if samples < 1:
@@ -114,7 +116,7 @@ async def run_async(
     if processes < 1:
         raise RunError("--processes must be at least 1")
     folder = Path(data) if data else bundled_sample()
-    dataset = load_dataset(folder)
+    dataset = load_dataset(folder, allow_outside_images=allow_outside_images)
     instances = dataset.instances[:limit] if limit else dataset.instances
     setup = functools.partial(
         _setup, strategies=list(strategies), backends=list(backends),
@@ -143,13 +145,14 @@ async def run_async(
             package_version=settings.package_version(),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        config = _merge_config(run_dir, config)
-        runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
-                        score=score, progress=progress, processes=processes, setup=setup)
-        result = await runner.run()
-        if processes == 1:  # shard processes keep their own counts
-            _record_server_counts(run_dir, config, clients)
-        return result
+        with hold(run_dir, "unseen run"):  # before run.json: one process per run directory
+            config = _merge_config(run_dir, config)
+            runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
+                            score=score, progress=progress, processes=processes, setup=setup)
+            result = await runner.run()
+            if processes == 1:  # shard processes keep their own counts
+                _record_server_counts(run_dir, config, clients)
+            return result
     finally:
         for c in clients:
             await c.aclose()

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from . import settings
+from .engine.sanitize import SafeConsole, shown
 
 app = typer.Typer(
     name="unseen", no_args_is_help=True, add_completion=False,
@@ -28,8 +28,14 @@ app.add_typer(cache_app, name="cache")
 director_app = typer.Typer(no_args_is_help=True, help="The Director Task: prompts, studies, analysis and power.")
 app.add_typer(director_app, name="director")
 
-out = Console()
-err = Console(stderr=True)
+# every text the commands print passes the sanitiser (control sequences, secrets) on its way
+out = SafeConsole()
+err = SafeConsole(stderr=True)
+
+
+def _plain(*parts: object, end: str = "\n") -> None:
+    """``print`` for plain-text output (JSON, CSV, markdown, prompts), sanitised the same way."""
+    sys.stdout.write(shown(" ".join(str(p) for p in parts)) + end)
 
 FORMATS = ("table", "json", "csv", "md", "latex")
 
@@ -42,6 +48,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .api import RunError
     from .backends import BackendConfigError
     from .engine.box import BoxError
+    from .engine.errors import UnseenError
     from .engine.runner import PairingError
     from .evals.director.analyze import AnalysisError
     from .evals.director.coding.items import CodingError
@@ -54,7 +61,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
             StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            AnalysisError, PairingError, FileNotFoundError, NotADirectoryError)
+            AnalysisError, PairingError, UnseenError, FileNotFoundError, NotADirectoryError,
+            PermissionError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
@@ -74,6 +82,29 @@ def _quiet_or_resumed(result: Any, quiet: bool, what: str) -> bool:
     return False
 
 
+def _close(result: Any, what: str, strict: bool, quiet: bool) -> None:
+    """The command's last line: how many new ``what`` failed, by error kind (stdout; stderr
+    with --quiet, whose stdout is the run directory alone). Exit 1 when every new one failed,
+    or with --strict when any did."""
+    failures = result.failures
+    failed = sum(failures.values())
+    if not failed:
+        return
+    counts = ", ".join(f"{kind} {n}" for kind, n in failures.items())
+    if failed == result.done:
+        kind = next(iter(failures))
+        example = " ".join(str(result.examples.get(kind, "")).split())[:160]
+        err.print(f"[red]error:[/] all {failed} new {what} failed: {escape(counts)}"
+                  + (f" (first {escape(kind)}: {escape(example)})" if example else "")
+                  + "; rerun the same command to retry them", soft_wrap=True, highlight=False)
+        raise typer.Exit(1)
+    line = (f"{failed} of {result.done} new {what} failed: {escape(counts)}; rerun the same "
+            "command to retry them")
+    (err if quiet else out).print(line, soft_wrap=True, highlight=False)
+    if strict:
+        raise typer.Exit(1)
+
+
 def _print_reasons(by_error: dict[str, int]) -> None:
     if by_error:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
@@ -83,9 +114,9 @@ def _print_reasons(by_error: dict[str, int]) -> None:
 def _print_servers(run_dir: Path) -> None:
     """A line of per-server counts for each backend spread over several servers."""
     from .backends.servers import server_summary
+    from .engine.journal import read_run_json
 
-    config = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    for desc in config.get("backends", []):
+    for desc in read_run_json(run_dir).get("backends", []):
         if line := server_summary(desc):
             out.print(line, soft_wrap=True, highlight=False, markup=False)
 
@@ -106,6 +137,8 @@ def run(
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
     processes: Annotated[int, typer.Option(min=1, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them).")] = 1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
+    allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
@@ -125,7 +158,7 @@ def run(
             data, strategies, backends, samples=samples, limit=limit, out=run_dir,
             concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
-            processes=processes,
+            processes=processes, allow_outside_images=allow_outside_images,
         )
         if not strategy:  # what a fixed guess earns, for scale; no model is called
             rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
@@ -134,13 +167,14 @@ def run(
     except KeyboardInterrupt:
         _interrupted("trajectories", run_dir)
     if _quiet_or_resumed(result, quiet, "trajectories"):
-        return
+        return _close(result, "trajectories", strict, quiet)
     base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
         len(strategies) > 1 else None
     out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
     _print_reasons(result.by_error)
     _print_servers(result.run_dir)
     out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
+    _close(result, "trajectories", strict, quiet)
 
 
 @app.command()
@@ -168,7 +202,7 @@ def compare(
         rows += paper_rows()
     result = render(rows, fmt, width=out.width)
     if isinstance(result, str):
-        print(result)
+        _plain(result)
     else:
         out.print(result)
 
@@ -233,7 +267,7 @@ def curve(
                         "trajectory in these runs")
     base = direct_baselines(run_dirs)
     if fmt == "json":
-        print(json.dumps(with_baselines(rows, base), indent=2))
+        _plain(json.dumps(with_baselines(rows, base), indent=2))
     elif fmt == "png":
         from .renderers.plots import curve_png
 
@@ -514,11 +548,14 @@ def cache_stats(
     stats = cache.stats()
     cache.close()
     if as_json:
-        print(json.dumps(stats, indent=2))
+        _plain(json.dumps(stats, indent=2))
         return
     out.print(f"cache: {stats['path']}  entries: {stats['entries']}  size: {stats['bytes'] / 1e6:.2f} MB")
     for row in stats["by_model"]:
         out.print(f"  {row['backend']}:{row['model']}  {row['entries']}")
+    for moved in stats["set_aside"]:  # damaged files the cache moved aside
+        out.print(f"set aside (damaged): {moved['path']}  {moved['bytes'] / 1e6:.2f} MB",
+                  soft_wrap=True, highlight=False, markup=False)
 
 
 @cache_app.command("clear")
@@ -553,9 +590,12 @@ def director_prompts(
     if scene is not None:
         if scenes is None:
             raise UserError("--scene needs --scenes FILE (a scenes.jsonl)")
-        for line in scenes.read_text(encoding="utf-8").splitlines():
-            if line.strip() and str(json.loads(line).get("id")) == scene:
-                record = json.loads(line)
+        from .engine.userfiles import iter_lines, parse_json
+
+        for lineno, line in iter_lines(scenes):
+            obj = parse_json(scenes, line, lineno) if line.strip() else None
+            if isinstance(obj, dict) and str(obj.get("id")) == scene:
+                record = obj
                 break
         else:
             raise UserError(f"no scene {scene!r} in {scenes}")
@@ -567,18 +607,21 @@ def director_prompts(
             rows.append((prompt, changed))
     except PromptError as exc:
         raise UserError(str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:  # a scene record of another shape
+        raise UserError(f"{scenes}: scene {scene!r} is not a scene record "
+                        f"({type(exc).__name__}: {exc})") from None
     if fmt == "json":
-        print(json.dumps([{"condition": p.name, "turns": p.turns, "chars": p.chars,
+        _plain(json.dumps([{"condition": p.name, "turns": p.turns, "chars": p.chars,
                            "fields_per_turn": p.fields_per_turn, "changed": changed}
                           for p, changed in rows], indent=2, ensure_ascii=False))
         return
     for prompt, changed in rows:
-        print(f"=== {prompt.name}  ({prompt.chars} chars; changed: {', '.join(changed) or 'none'})")
+        _plain(f"=== {prompt.name}  ({prompt.chars} chars; changed: {', '.join(changed) or 'none'})")
         for i, turn in enumerate(prompt.turns, 1):
             if len(prompt.turns) > 1:
-                print(f"--- turn {i}")
-            print(turn)
-        print()
+                _plain(f"--- turn {i}")
+            _plain(turn)
+        _plain()
 
 
 @director_app.command("run")
@@ -596,6 +639,7 @@ def director_run(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
 ) -> None:
     """Run a Director study: every batch's calls in one seeded random order per model.
 
@@ -616,11 +660,12 @@ def director_run(
     except KeyboardInterrupt:
         _interrupted("calls", run_dir)
     if _quiet_or_resumed(result, quiet, "calls"):
-        return
+        return _close(result, "calls", strict, quiet)
     answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"
     out.print(f"{answered}; run directory: [bold]{result.run_dir}[/]  ({result.seconds:.1f} s)")
     _print_reasons(result.by_error)
     out.print(f"next: unseen director analyze {result.run_dir}")
+    _close(result, "calls", strict, quiet)
 
 
 @director_app.command("analyze")
@@ -664,6 +709,7 @@ def director_code(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new batch failed (without it: only when every one did).")] = False,
 ) -> None:
     """Code the study's reasoning traces against the codebook of Appendix E.
 
@@ -687,7 +733,7 @@ def director_code(
         _interrupted("batches", run_dir)
     result = done.run
     if _quiet_or_resumed(result, quiet, "batches"):
-        return
+        return _close(result, "batches", strict, quiet)
     if done.retried is not None:
         out.print(f"asked again: {done.retried} items no earlier reply coded")
     out.print(f"{done.items} traces, {done.repeats} of them again, and {tests} test traces in "
@@ -696,6 +742,7 @@ def director_code(
               f"{done.untraced} selected replies carry no trace")
     _print_reasons(result.by_error)
     out.print(f"next: unseen director codes {run_dir}")
+    _close(result, "batches", strict, quiet)
 
 
 @director_app.command("codes")
@@ -709,7 +756,7 @@ def director_codes(
 
     if fmt not in ("table", "json", "md"):
         raise UserError(f"--format must be table, json or md, got {fmt!r}")
-    print(render(summarize(run_dir), fmt, width=out.width), end="")
+    _plain(render(summarize(run_dir), fmt, width=out.width), end="")
 
 
 @director_app.command("sheet")
@@ -746,7 +793,7 @@ def director_codebook(
     """Print the codebook the coder (and people coding a sheet) code by."""
     from .evals.director.coding.codebook import codebook
 
-    print(codebook(second_pass), end="")
+    _plain(codebook(second_pass), end="")
 
 
 @director_app.command("agree")
@@ -762,7 +809,7 @@ def director_agree(
 
     res = agreement(run_dir, sheets, seed=seed)
     if fmt == "json":
-        print(json.dumps(res, indent=2))
+        _plain(json.dumps(res, indent=2))
         return
     from rich.table import Table
 
@@ -820,7 +867,7 @@ def director_power(
             if isinstance(v, list):
                 return [clean(x) for x in v]
             return v
-        print(json.dumps(clean(report), indent=2))
+        _plain(json.dumps(clean(report), indent=2))
         return
     out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
     from .evals.director.study import TRACE_MEASURES

@@ -10,6 +10,7 @@ Task: the ``director`` task and its ``dir_`` knobs and ``director-*`` profiles
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -18,7 +19,9 @@ from typing import Any
 
 from .backends import connect, sim
 from .engine.cache import ReplyCache
-from .engine.journal import RUN_FILE
+from .engine.journal import RUN_FILE, read_run_json
+from .engine.lock import hold
+from .engine.redact import scrub
 from .engine.runner import RunResult, check_pairing
 from .engine.types import RunConfig
 from .evals.director import strategy as _strategy  # noqa: F401 - registers `director`
@@ -85,6 +88,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
     clients = [connect(spec, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
                        max_attempts=max_attempts, backoff_base_s=backoff_base_s,
                        base_url=base_url) for spec, _ in parsed]
+    lock = contextlib.ExitStack()
     try:
         same = [c.spec for c in clients if [d.spec for d in clients].count(c.spec) > 1]
         if same:  # two spellings of one backend (a person on two ports)
@@ -102,6 +106,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
         specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name, **decoding}))
                  for b in design.batches for c in b.conditions}
         check_pairing(list(specs.values()), clients, "director")  # before scenes are rendered
+        lock.enter_context(hold(out, "unseen director run"))  # before study.json and scenes
         earlier = check_same_design(out, design)
         needed = [s for s in design.sets if any(
             s in b.sets and any(b.asks(n) for n in names) for b in design.batches)]
@@ -124,9 +129,9 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
         )
         run_file = out / RUN_FILE
         if run_file.is_file():
-            old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+            old = RunConfig.model_validate(read_run_json(out))
             config = config.model_copy(update={"run": old.run, "created_at": old.created_at})
-        (out / STUDY_FILE).write_text(json.dumps(study, indent=2) + "\n", encoding="utf-8")
+        (out / STUDY_FILE).write_text(scrub(json.dumps(study, indent=2)) + "\n", encoding="utf-8")
         runner = StudyRunner(plan, instances=[], strategies=list(specs.values()),
                              backends=clients, run_dir=out, config=config,
                              samples=design.samples, score=score, progress=progress)
@@ -136,6 +141,7 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
             await c.aclose()
         if reply_cache is not None:
             reply_cache.close()
+        lock.close()
 
 
 def recorded_scenes(study: dict | None) -> Path | None:

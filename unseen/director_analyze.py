@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .engine.sanitize import shown
 from .evals.director.analyze import Analysis, AnalysisError, analyze_run, plot
 from .evals.director.tables import FORMATS, render
 
@@ -56,7 +57,7 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
     if full is not None:
         result = _with_verdicts(result, full, analysis, fmt)
     if isinstance(result, str):
-        print(result)
+        print(shown(result))  # no control sequence or secret from a model's text
     else:
         console.print(result)
     for path in written:

@@ -19,7 +19,8 @@ from typing import Any
 from . import director as _director  # noqa: F401 - registers the dir_ knobs with sim
 from .backends import connect, sim
 from .engine.cache import ReplyCache
-from .engine.journal import JOURNAL, RUN_FILE, iter_records
+from .engine.journal import JOURNAL, RUN_FILE, iter_records, read_run_json
+from .engine.lock import hold
 from .engine.runner import Runner, RunResult
 from .engine.types import RunConfig
 from .evals.director.coding import coder as _coder  # noqa: F401 - registers `director-code`
@@ -82,36 +83,37 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
     repeats = repeats if pass_ == "main" else 0
     ordered = with_tests(items, tests, pass_=pass_, seed=seed, repeats=repeats)
     folder = pass_dir(run_dir, pass_)
-    old = _earlier(folder, coder, batch_size)
-    save_items(folder, ordered)
-    retried = None
-    if retry_uncoded:
-        finished = {rec["instance_id"] for rec in iter_records(folder / JOURNAL)}
-        planned = [b.id for b in all_batches(folder, ordered, batch_size, pass_)]
-        retried = len(add_retry_round(folder, ordered, finished, planned))
-    instances = all_batches(folder, ordered, batch_size, pass_)
-    spec = build(("director-code", {"reasoning_effort": reasoning_effort, "structured": structured}))
-    reply_cache = ReplyCache(cache_dir) if cache else None
-    client = connect(coder, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
-                     max_attempts=max_attempts, base_url=base_url)
-    try:
-        config = RunConfig(
-            run=folder.name, benchmark="director-coding", data=str(Path(run_dir).resolve()),
-            dataset_fingerprint="", instances=len(instances),
-            strategies=[{"name": spec.name, "label": spec.label, "params": spec.params.model_dump()}],
-            backends=[{**client.describe(), "spec": client.spec}], concurrency=concurrency,
-            cache=cache, scoring={"items": len(items), "tests": tests, "repeats": repeats,
-                                  "batch_size": batch_size, "seed": seed, "pass": pass_},
-            package_version=package_version(),
-            created_at=old.created_at if old else datetime.now(UTC).isoformat(timespec="seconds"))
-        runner = Runner(instances, [spec], [client], folder, config, samples=1, score=None,
-                        progress=progress)
-        result = await runner.run()
-    finally:
-        await client.aclose()
-        if reply_cache is not None:
-            reply_cache.close()
-    return CodingResult(result, len(items), untraced, retried, repeats=min(repeats, len(items)))
+    with hold(folder, "unseen director code"):  # before the items file: one coder per pass
+        old = _earlier(folder, coder, batch_size)
+        save_items(folder, ordered)
+        retried = None
+        if retry_uncoded:
+            finished = {rec["instance_id"] for rec in iter_records(folder / JOURNAL)}
+            planned = [b.id for b in all_batches(folder, ordered, batch_size, pass_)]
+            retried = len(add_retry_round(folder, ordered, finished, planned))
+        instances = all_batches(folder, ordered, batch_size, pass_)
+        spec = build(("director-code", {"reasoning_effort": reasoning_effort, "structured": structured}))
+        reply_cache = ReplyCache(cache_dir) if cache else None
+        client = connect(coder, concurrency=concurrency, cache=reply_cache, timeout_s=timeout_s,
+                         max_attempts=max_attempts, base_url=base_url)
+        try:
+            config = RunConfig(
+                run=folder.name, benchmark="director-coding", data=str(Path(run_dir).resolve()),
+                dataset_fingerprint="", instances=len(instances),
+                strategies=[{"name": spec.name, "label": spec.label, "params": spec.params.model_dump()}],
+                backends=[{**client.describe(), "spec": client.spec}], concurrency=concurrency,
+                cache=cache, scoring={"items": len(items), "tests": tests, "repeats": repeats,
+                                      "batch_size": batch_size, "seed": seed, "pass": pass_},
+                package_version=package_version(),
+                created_at=old.created_at if old else datetime.now(UTC).isoformat(timespec="seconds"))
+            runner = Runner(instances, [spec], [client], folder, config, samples=1, score=None,
+                            progress=progress)
+            result = await runner.run()
+        finally:
+            await client.aclose()
+            if reply_cache is not None:
+                reply_cache.close()
+        return CodingResult(result, len(items), untraced, retried, repeats=min(repeats, len(items)))
 
 
 def _earlier(folder: Path, coder: str, batch_size: int) -> RunConfig | None:
@@ -120,7 +122,7 @@ def _earlier(folder: Path, coder: str, batch_size: int) -> RunConfig | None:
     run_file = folder / RUN_FILE
     if not run_file.is_file():
         return None
-    old = RunConfig.model_validate_json(run_file.read_text(encoding="utf-8"))
+    old = RunConfig.model_validate(read_run_json(folder))
     if old.backends and old.backends[0].get("spec") != coder:
         raise CodingError(f"{folder} was coded by {old.backends[0].get('spec')}; remove that "
                           "folder to code again with another coder")

@@ -25,6 +25,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .engine.journal import checked
+from .engine.sanitize import shown
 from .evals.scenefunri.report import (
     METRIC_COLUMNS,
     _fmt,
@@ -32,6 +34,7 @@ from .evals.scenefunri.report import (
     _label,
     _n,
     current_records,
+    journal_of,
     summarize,
 )
 
@@ -67,7 +70,8 @@ class ExportResult:
 
 
 def _e(v: Any) -> str:
-    return escape(str(v), quote=True)
+    """HTML-escaped, with no control byte (ESC, BEL) and no secret left."""
+    return escape(shown(v), quote=True)
 
 
 def _slug(text: str) -> str:
@@ -239,7 +243,7 @@ def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: st
             if inst is not None and len(result.strips) < max_strips:
                 n = len(result.strips)
                 name = f"strip-{n:03d}-{_slug(iid)}-{_slug(r['model'])}-{_slug(r['strategy'])}.png"
-                strip_record(r, inst, img / name, height=200)
+                strip_record(checked(r, journal_of(run_dirs[k])), inst, img / name, height=200)
                 result.strips.append(img / name)
                 cell += f' <a href="#strip-{n}">steps</a>'
                 figures.append(f'<figure id="strip-{n}"><img src="img/{_e(name)}" '

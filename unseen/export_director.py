@@ -193,10 +193,10 @@ def export_director(run_dir: str | Path, out_dir: str | Path, *,
 
 def _size(path: Path, scale: float = 1.0) -> str:
     """``width`` and ``height`` attributes (the page does not reflow as images load)."""
-    from PIL import Image
+    from .engine.images import open_image
 
     try:
-        with Image.open(path) as im:
+        with open_image(path) as im:
             w, h = im.size
     except OSError:
         return ""

@@ -39,6 +39,8 @@ from rich.table import Table
 from rich.text import Text
 
 from . import show_director
+from .engine.images import load_image
+from .engine.journal import checked, read_run_json
 from .engine.types import Instance
 from .evals.scenefunri.dataset import DatasetError, find_instance
 from .evals.scenefunri.metrics import score
@@ -63,7 +65,7 @@ def run_config(run_dir: Path) -> dict[str, Any]:
     entry points below hand Director runs to ``show_director`` before this)."""
     journal_of(run_dir)
     path = Path(run_dir) / "run.json"
-    config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    config = read_run_json(run_dir) if path.is_file() else {}
     bench = config.get("benchmark", "scenefunri")
     if bench == "director-coding":
         study = Path(run_dir).resolve().parent.parent
@@ -116,6 +118,9 @@ def select(run_dir: Path, instance: str | None, *, strategy: str | None = None,
             f"{', '.join(sorted({r['strategy'] for r in records}))}; samples: "
             f"{', '.join(str(s) for s in sorted({r['sample'] for r in records}))})")
     chosen.sort(key=lambda r: (r["model"], r["strategy"], r["sample"], r["instance_id"]))
+    if instance is not None:  # their steps are shown: checked in full
+        journal = journal_of(run_dir)
+        chosen = [checked(r, journal) for r in chosen]
     return chosen
 
 
@@ -193,8 +198,7 @@ def _outcome(r: dict[str, Any]) -> str:
 
 def model_view(part: dict[str, Any]) -> Image.Image:
     """The image of a step's image part as the model saw it (overlay redrawn), full size."""
-    with Image.open(part["path"]) as im:
-        img = im.convert("RGB")
+    img = load_image(part["path"])
     spec = part.get("overlay")
     return draw(img, spec) if spec else img
 
@@ -202,8 +206,7 @@ def model_view(part: dict[str, Any]) -> Image.Image:
 def _small_view(part: dict[str, Any], cols: int) -> Image.Image:
     """The model's view for half-blocks: drawn at twice the cell resolution (lines and labels
     stay readable once scaled down), then reduced to ``cols`` × 2·rows pixels."""
-    with Image.open(part["path"]) as im:
-        img = im.convert("RGB")
+    img = load_image(part["path"])
     spec = dict(part.get("overlay") or {})
     if "crop" in spec:
         img = img.crop(tuple(round(v) for v in spec.pop("crop")))
@@ -218,8 +221,7 @@ def _small_view(part: dict[str, Any], cols: int) -> Image.Image:
 
 
 def _result_view(inst: Instance, prediction: Any, cols: int | None) -> Image.Image:
-    with Image.open(inst.image) as im:
-        img = im.convert("RGB")
+    img = load_image(inst.image)
     truth = inst.truth.get("box")
     if cols is None:
         return draw_result(img, prediction, truth)

@@ -33,10 +33,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .engine.errors import UserFileError
+from .engine.images import load_image
+from .engine.journal import checked, latest, read_run_json
 from .engine.types import Instance
+from .engine.userfiles import read_json_object
 from .evals.director.dataset import SceneSetError, load_scenes
-from .evals.director.measures import STUDY_FILE, model_names
-from .evals.scenefunri.report import RunDirError, current_records, journal_of
+from .evals.director.measures import STUDY_FILE, model_names, read_study
+from .evals.scenefunri.report import RunDirError, journal_of
 from .renderers.strips import Mark, StripLayout, _wrap, draw_marks
 from .renderers.terminal import cell_size, terminal_image
 from .renderers.textures import font
@@ -60,9 +64,9 @@ def is_director(run_dir: str | Path) -> bool:
     path = Path(run_dir) / "run.json"
     if not path.is_file():
         return False
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("benchmark") == "director"
-    except (json.JSONDecodeError, OSError):
+    try:  # a damaged run.json is the SceneFunRI view's to report
+        return read_json_object(path).get("benchmark") == "director"
+    except UserFileError:
         return False
 
 
@@ -82,11 +86,11 @@ class DirectorRun:
     def open(cls, run_dir: str | Path) -> DirectorRun:
         run_dir = Path(run_dir)
         journal_of(run_dir)
-        config = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        config = read_run_json(run_dir)
         if config.get("benchmark") != "director":
             raise RunDirError(f"{run_dir}: not a Director Task run")
         path = run_dir / STUDY_FILE
-        study = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        study = read_study(path) if path.is_file() else {}
         return cls(run_dir, config, study)
 
     @property
@@ -112,7 +116,8 @@ class DirectorRun:
         return bi, p.get("batch", ""), ci, p.get("condition", "")
 
     def records(self) -> list[dict[str, Any]]:
-        return [r for r in current_records([self.path]) if "condition" in (r.get("params") or {})]
+        return [r for r in latest(journal_of(self.path)).values()
+                if "condition" in (r.get("params") or {})]
 
     def _folder_candidates(self, name: str) -> list[Path]:
         out = []
@@ -182,7 +187,8 @@ def select(run: DirectorRun, scene: str | None, *, strategy: str | None = None,
         if scene not in ids:
             raise ValueError(f"no scene {scene!r} in {run.path} ({len(ids)} scenes, e.g. "
                              f"{', '.join(ids[:3])})")
-        records = [r for r in records if r["instance_id"] == scene]
+        journal = journal_of(run.path)  # their steps are shown: checked in full
+        records = [checked(r, journal) for r in records if r["instance_id"] == scene]
     if model:
         names = sorted({run.model(r) for r in records})
         records = [r for r in records if model in (run.model(r), r.get("model"), r.get("backend"))]
@@ -321,8 +327,7 @@ def marked_scene(inst: Instance, chosen: Any, cols: int | None = None) -> Image.
     """The scene with its marks: full size (``cols`` None), or for half-blocks drawn at twice
     ``cols``'s cell resolution (lines survive the reduction; tags would not, so none) and
     reduced to ``cols`` × 2·rows pixels."""
-    with Image.open(inst.image) as im:
-        img = im.convert("RGB")
+    img = load_image(inst.image)
     if cols is None:
         return draw_marks(img, scene_marks(inst, chosen))
     c, r = cell_size(img.size, cols)

@@ -36,7 +36,11 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from .engine.journal import RESUMABLE_ERRORS
+from .engine.errors import UserFileError
+from .engine.journal import RESUMABLE_ERRORS, JournalError, check_head, checked, read_run_json
+from .engine.redact import scrub_bytes
+from .engine.sanitize import clean, shown
+from .engine.userfiles import iter_lines
 from .evals.scenefunri.report import RunDirError, journal_of
 
 OUTCOMES = ("all", "correct", "wrong", "unanswered", "error")
@@ -126,10 +130,11 @@ class Index:
     groups: dict[tuple[int, str, str], list[Entry]] = field(default_factory=dict)
 
     def read(self, e: Entry) -> dict[str, Any]:
-        """The full record of ``e`` (one seek, one line)."""
-        with open(journal_of(self.runs[e.run].path), "rb") as fh:
+        """The full record of ``e`` (one seek, one line), checked in full."""
+        path = journal_of(self.runs[e.run].path)
+        with open(path, "rb") as fh:
             fh.seek(e.offset)
-            return json.loads(fh.read(e.length))
+            return clean(checked(json.loads(scrub_bytes(fh.read(e.length))), path))
 
 
 def _head(line: bytes) -> dict[str, Any] | None:
@@ -139,11 +144,11 @@ def _head(line: bytes) -> dict[str, Any] | None:
     if cut > 0:
         try:
             return json.loads(line[:cut] + b"}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or not UTF-8
             pass
     try:
         return json.loads(line)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -155,18 +160,17 @@ def _dataset_instances(data: str | None) -> tuple[dict[str, dict[str, Any]], str
     file = path / "instances.jsonl" if path.is_dir() else path
     out: dict[str, dict[str, Any]] = {}
     try:
-        with open(file, encoding="utf-8") as fh:
-            for raw in fh:
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                    out[obj["id"]] = {"instruction": obj.get("instruction", ""),
-                                      "box": obj.get("box"),
-                                      "image": str((file.parent / obj["image"]).resolve())}
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue
-    except OSError as exc:
+        for _, raw in iter_lines(file):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+                out[obj["id"]] = {"instruction": shown(obj.get("instruction", "")),
+                                  "box": obj.get("box"),
+                                  "image": str((file.parent / obj["image"]).resolve())}
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                continue
+    except (OSError, UserFileError) as exc:
         return {}, f"dataset unavailable: {exc}"
     return out, ""
 
@@ -180,7 +184,7 @@ def build_index(run_dirs: list[str | Path]) -> Index:
         rd = Path(rd)
         path = journal_of(rd)
         cfg_path = rd / "run.json"
-        config = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
+        config = clean(read_run_json(rd)) if cfg_path.is_file() else {}
         bench = config.get("benchmark", "scenefunri")
         if bench == "director":
             run_info = _director_run(rd, config)
@@ -195,23 +199,26 @@ def build_index(run_dirs: list[str | Path]) -> Index:
         last: dict[str, Entry] = {}
         offset = 0
         with open(path, "rb") as fh:
-            for line in fh:
+            for lineno, line in enumerate(fh, start=1):
                 n = len(line)
                 if not line.endswith(b"\n"):
                     break  # a torn last line
                 rec = _head(line)
-                if rec is not None and "key" in rec:
-                    m = rec.get("metrics") or {}
-                    err = rec.get("error") or {}
-                    model = aliases.get(rec.get("backend", ""), rec.get("model", "?"))
-                    last[rec["key"]] = Entry(
-                        ri, offset, n, intern(str(rec.get("instance_id", "?"))),
-                        intern(str(model)), intern(str(rec.get("strategy", "?"))),
-                        int(rec.get("sample", 0)), intern(str(rec.get("status", "?"))),
-                        err.get("kind"), m.get("cacc50"), m.get("dist"),
-                        "T" in (rec.get("params") or {}), director,
-                        (m.get("hidden"), m.get("dv"), m.get("accuracy")) if director else None,
-                        _director_note(rec) if director else f"Dist {_pct(m.get('dist'))}")
+                if rec is None:
+                    raise JournalError(f"{path}:{lineno}: not a JSON record: the journal is "
+                                       "damaged")
+                rec = clean(check_head(path, lineno, rec))  # shown: no escapes, no secrets
+                m = rec.get("metrics") or {}
+                err = rec.get("error") or {}
+                model = aliases.get(rec.get("backend", ""), rec.get("model", "?"))
+                last[rec["key"]] = Entry(
+                    ri, offset, n, intern(str(rec.get("instance_id", "?"))),
+                    intern(str(model)), intern(str(rec.get("strategy", "?"))),
+                    int(rec.get("sample", 0)), intern(str(rec.get("status", "?"))),
+                    err.get("kind"), m.get("cacc50"), m.get("dist"),
+                    "T" in (rec.get("params") or {}), director,
+                    (m.get("hidden"), m.get("dv"), m.get("accuracy")) if director else None,
+                    _director_note(rec) if director else f"Dist {_pct(m.get('dist'))}")
                 offset += n
         entries.extend(last.values())
     groups: dict[tuple[int, str, str], list[Entry]] = defaultdict(list)
@@ -274,10 +281,10 @@ def _metrics(m: dict[str, Any] | None) -> str:
 
 
 def _image_size(path: str) -> tuple[int, int] | None:
-    from PIL import Image
+    from .engine.images import open_image
 
     try:
-        with Image.open(path) as im:  # the header only
+        with open_image(path) as im:  # the header only
             return im.size
     except OSError:
         return None
@@ -450,7 +457,14 @@ class TuiApp(App):
         key = (e.run, e.offset)
         rec = self._records.get(key)
         if rec is None:
-            rec = self._records[key] = self.index.read(e)
+            try:
+                rec = self.index.read(e)
+            except JournalError as exc:  # a damaged record: shown as its error, no steps
+                rec = {"key": "", "instance_id": e.instance_id, "model": e.model,
+                       "strategy": e.strategy, "sample": e.sample, "status": "unanswered",
+                       "error": {"kind": "damaged", "message": str(exc)}, "steps": [],
+                       "params": {}, "metrics": {}, "prediction": None}
+            self._records[key] = rec
             while len(self._records) > 32:
                 self._records.popitem(last=False)
         return rec
@@ -657,12 +671,12 @@ class TuiApp(App):
     def _image_result(self, inst: dict[str, Any], prediction: Any, size: tuple[int, int]) -> None:
         from PIL import Image
 
+        from .engine.images import load_image
         from .renderers.strips import draw_result
         from .renderers.terminal import HalfBlockImage, cell_size
 
         try:
-            with Image.open(inst["image"]) as im:
-                img = im.convert("RGB")
+            img = load_image(inst["image"])
         except OSError as exc:
             self.query_one("#image", Static).update(Text(f"(image unreadable: {exc})"))
             return

@@ -31,7 +31,6 @@ but none that the comparison's ``where``/``set`` keep and its measure applies to
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import stats
-from .measures import STUDY_FILE
+from .measures import STUDY_FILE, read_study
 from .measures import rows as run_rows
 from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
 from .study import TRACE_MEASURES, Design, DesignError, load_design
@@ -364,7 +363,7 @@ def load_run(run_dir: str | Path, design: Design | str | Path | None = None
             raise AnalysisError(f"{run_dir}: no {STUDY_FILE} (not a Director study run?); "
                                 "name the design with --design")
         try:
-            design = Design.model_validate(json.loads(path.read_text("utf-8"))["design"])
+            design = Design.model_validate(read_study(path)["design"])
         except (ValueError, KeyError) as exc:
             raise AnalysisError(f"{path}: no readable design ({exc}); name one with --design") from None
     elif not isinstance(design, Design):

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ...engine.images import inside
 from ...engine.types import Instance
+from ...engine.userfiles import decode, read_bytes
 from ...renderers.camera import Camera
 from .geometry import OBox
 from .sets import SCENES_FILE
@@ -54,16 +56,19 @@ def load_scenes(folder: str | Path) -> tuple[list[Instance], str]:
     path = folder / SCENES_FILE
     if not path.is_file():
         raise SceneSetError(f"no {SCENES_FILE} in {folder} (make one with `unseen data director`)")
-    raw = path.read_bytes()
+    raw = read_bytes(path)
     out = []
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+    for n, line in enumerate(decode(path, raw).splitlines(), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
             inst = instance(rec, folder)
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError,
+                AttributeError, RecursionError) as exc:
             raise SceneSetError(f"{path}:{n}: not a scene record ({type(exc).__name__}: {exc})") from None
+        if not inside(folder, inst.image):
+            raise SceneSetError(f"{path}:{n}: image {rec['image']} lies outside {folder}")
         if not Path(inst.image).is_file():
             raise SceneSetError(f"{path}:{n}: image {rec['image']} is missing")
         out.append(inst)

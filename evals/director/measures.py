@@ -34,15 +34,47 @@ are over answered ones.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from ...engine.journal import JOURNAL, latest
 from ...engine.types import Instance
+from ...engine.userfiles import read_json_object, validated
+from .study import Design
 
 STUDY_FILE = "study.json"
+
+
+class _StudyBackend(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    spec: str
+    model: str
+
+
+class _SceneSet(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    path: str
+    fingerprint: str
+    n: int = 0
+
+
+class _StudyFile(BaseModel):
+    """What readers of ``study.json`` rely on (checked, so a damaged file is one line)."""
+
+    model_config = ConfigDict(extra="allow")
+    design: Design
+    backends: list[_StudyBackend] = []
+    scenes: dict[str, _SceneSet] = {}
+
+
+def read_study(path: Path) -> dict[str, Any]:
+    """``study.json`` as written (a dict), checked: a damaged file is one line naming it."""
+    study = read_json_object(path)
+    validated(path, _StudyFile, study)
+    return study
 
 
 def score(instance: Instance, prediction: Any) -> dict[str, float]:
@@ -102,13 +134,13 @@ def model_names(study: dict[str, Any]) -> dict[str, str]:
 def run_model_names(run_dir: Path) -> dict[str, str]:
     """:func:`model_names` of a run directory's ``study.json`` (empty without one)."""
     path = run_dir / STUDY_FILE
-    return model_names(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
+    return model_names(read_study(path)) if path.is_file() else {}
 
 
 def run_simulated(run_dir: Path) -> list[str]:
     """The design models a simulated backend answered for, by ``study.json`` (sorted)."""
     path = Path(run_dir) / STUDY_FILE
-    study = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    study = read_study(path) if path.is_file() else {}
     return sorted({b.get("model", b.get("spec", "?")) for b in study.get("backends", [])
                    if b.get("simulated")})
 

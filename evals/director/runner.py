@@ -24,7 +24,7 @@ from typing import Any
 from ...engine.runner import Runner, WorkItem, trajectory_key
 from ...engine.types import Instance
 from .dataset import load_scenes
-from .measures import STUDY_FILE
+from .measures import STUDY_FILE, read_study
 from .sets import SCENES_FILE, build_set
 from .study import Design
 
@@ -110,7 +110,7 @@ def check_same_design(out: Path, design: Design) -> dict | None:
     path = out / STUDY_FILE
     if not path.is_file():
         return None
-    old = json.loads(path.read_text(encoding="utf-8"))
+    old = read_study(path)
     if old["design"] != design.model_dump(by_alias=True):
         raise StudyError(f"{out} holds a run of another design ({old['design']['name']!r} "
                          "or an edited one); choose another --out")

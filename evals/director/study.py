@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ...engine.userfiles import read_text
 from .prompts import PromptError, parse_condition
 from .sets import DEFAULT_N, SETS
 
@@ -202,7 +203,7 @@ def load_design(source: str | Path) -> Design:
     elif not path.is_file():
         raise DesignError(f"no design file {source} (or give a shipped one: {', '.join(BUILTIN)})")
     else:
-        text, where = path.read_text(encoding="utf-8"), str(path)
+        text, where = read_text(path), str(path)
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ...engine.images import load_image
 from .review import carry_over
 from .scenefun3d import list_visits, read_depth, read_mesh, read_visit, timestamp_order
 from .scenefun3d_types import Frame, Video, Visit
@@ -264,12 +265,10 @@ def select(cands: list[Candidate], params: BuildParams, summary: BuildSummary) -
     if not params.dedupe_images:
         return chosen
     import imagehash
-    from PIL import Image
 
     kept: list[tuple[Candidate, object]] = []
     for c in sorted(chosen, key=lambda c: (c.desc_id, c.timestamp)):
-        with Image.open(c.rgb) as im:
-            h = imagehash.phash(im)
+        h = imagehash.phash(load_image(c.rgb))  # an unreadable frame: one line naming it
         if any(h - other <= params.phash_max_distance for _, other in kept):
             summary.dropped["near-duplicate image"] += 1
             continue
@@ -314,6 +313,7 @@ def build(root: str | Path, out: str | Path, params: BuildParams = BuildParams()
             cands = [c for video in visit.videos
                      for c in frame_candidates(visit, video, params, summary, targets)]
             for c in select(cands, params, summary):
+                load_image(c.rgb)  # an empty or undecodable frame: one line naming it
                 name = f"{c.visit_id}_{c.video_id}_{c.timestamp}{c.rgb.suffix}"
                 shutil.copyfile(c.rgb, out / "images" / name)
                 iid = f"{c.visit_id}-{c.desc_id}"

@@ -2,7 +2,9 @@
 
 Each line: ``{"id": str, "image": "<path relative to the folder>", "instruction": str,
 "box": [x1, y1, x2, y2], "meta": {...}}`` with the box in pixels of the original image;
-width and height come from the image file.
+width and height come from the image file. An image must lie inside the folder once symlinks
+are followed, unless ``allow_outside_images``: a dataset must not get a provider sent any file
+it can name (``../``, an absolute path, a symlink out).
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
 from ...engine.box import Box, BoxError
-from ...engine.images import file_digest
+from ...engine.images import ImageError, file_digest, inside, open_image
 from ...engine.types import Instance
+from ...engine.userfiles import iter_lines
 
 INSTANCES_FILE = "instances.jsonl"
 
@@ -43,7 +44,8 @@ def _line_error(path: Path, lineno: int, why: str) -> DatasetError:
     return DatasetError(f"{path}:{lineno}: {why}")
 
 
-def _instance(root: Path, path: Path, lineno: int, raw: str) -> Instance:
+def _instance(root: Path, path: Path, lineno: int, raw: str,
+              allow_outside_images: bool = False) -> Instance:
     try:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -56,13 +58,16 @@ def _instance(root: Path, path: Path, lineno: int, raw: str) -> Instance:
         if not isinstance(obj[key], kind):
             raise _line_error(path, lineno, f"field {key!r} must be a {kind.__name__}")
     image = (root / obj["image"]).resolve()
+    if not allow_outside_images and not inside(root, image):
+        raise _line_error(path, lineno, f"image {obj['image']} lies outside the dataset folder "
+                          f"{root} (--allow-outside-images permits it)")
     if not image.is_file():
         raise _line_error(path, lineno, f"image not found: {obj['image']}")
     try:
-        with Image.open(image) as im:
+        with open_image(image) as im:
             width, height = im.size
-    except (UnidentifiedImageError, OSError) as exc:
-        raise _line_error(path, lineno, f"unreadable image {obj['image']}: {exc}") from None
+    except ImageError as exc:
+        raise _line_error(path, lineno, f"unreadable image {obj['image']}: {exc.reason}") from None
     try:
         box = Box.of(obj["box"])
     except BoxError as exc:
@@ -80,7 +85,7 @@ def _instance(root: Path, path: Path, lineno: int, raw: str) -> Instance:
     )
 
 
-def load_dataset(path: str | Path) -> Dataset:
+def load_dataset(path: str | Path, allow_outside_images: bool = False) -> Dataset:
     """Load and validate every line; raise DatasetError at the first bad one."""
     path = Path(path)
     file = path / INSTANCES_FILE if path.is_dir() else path
@@ -90,23 +95,23 @@ def load_dataset(path: str | Path) -> Dataset:
     instances: list[Instance] = []
     seen: dict[str, int] = {}
     digest = hashlib.sha256()
-    with open(file, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            inst = _instance(root, file, lineno, raw)
-            if inst.id in seen:
-                raise _line_error(file, lineno, f"duplicate id {inst.id!r} (first on line {seen[inst.id]})")
-            seen[inst.id] = lineno
-            digest.update(raw.strip().encode())
-            digest.update(file_digest(inst.image).encode())
-            instances.append(inst)
+    for lineno, raw in iter_lines(file):
+        if not raw.strip():
+            continue
+        inst = _instance(root, file, lineno, raw, allow_outside_images)
+        if inst.id in seen:
+            raise _line_error(file, lineno, f"duplicate id {inst.id!r} (first on line {seen[inst.id]})")
+        seen[inst.id] = lineno
+        digest.update(raw.strip().encode())
+        digest.update(file_digest(inst.image).encode())
+        instances.append(inst)
     if not instances:
         raise DatasetError(f"{file}: no instances")
     return Dataset(root=root, instances=instances, fingerprint=digest.hexdigest()[:16])
 
 
-def find_instance(path: str | Path, instance_id: str) -> Instance:
+def find_instance(path: str | Path, instance_id: str,
+                  allow_outside_images: bool = False) -> Instance:
     """One instance by id, validating only its line and opening only its image (no
     fingerprint): for viewers, which must not hash a whole data set to show one item."""
     path = Path(path)
@@ -114,9 +119,14 @@ def find_instance(path: str | Path, instance_id: str) -> Instance:
     if not file.is_file():
         raise DatasetError(f"{file}: not found (a dataset is a folder with {INSTANCES_FILE})")
     needle = json.dumps(instance_id)
-    with open(file, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            # cheap pre-filter before parsing: the id must appear as a JSON string
-            if needle in raw and json.loads(raw).get("id") == instance_id:
-                return _instance(file.parent, file, lineno, raw)
+    for lineno, raw in iter_lines(file):
+        # cheap pre-filter before parsing: the id must appear as a JSON string
+        if needle not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError:
+            continue  # not this instance's line (the id appeared inside bad JSON)
+        if isinstance(obj, dict) and obj.get("id") == instance_id:
+            return _instance(file.parent, file, lineno, raw, allow_outside_images)
     raise DatasetError(f"{file}: no instance {instance_id!r}")

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.journal import JOURNAL, latest
+from ...engine.journal import JOURNAL, JournalError, latest, line_of
+from ...engine.userfiles import read_json_object
 from ...renderers.figures import GridCell, GridRow
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
 from .paper import CITATION, NOTE
@@ -58,16 +59,15 @@ def journal_of(run_dir: str | Path) -> Path:
 
 
 def run_config(run_dir: str | Path) -> dict[str, Any]:
-    """A run directory's ``run.json`` as a dict (empty when the file is absent)."""
+    """A run directory's ``run.json`` as a dict (empty when the file is absent); a file that
+    is not UTF-8 JSON, or whose names are not text, is one line naming it."""
     path = Path(run_dir) / "run.json"
     if not path.is_file():
         return {}
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunDirError(f"{path}: cannot read the run's configuration ({exc})") from None
-    if not isinstance(config, dict):
-        raise RunDirError(f"{path}: not a run configuration (a JSON object)")
+    config = read_json_object(path)
+    for key in ("run", "benchmark", "data"):
+        if key in config and not isinstance(config[key], str):
+            raise RunDirError(f"{path}:1: {key}: not a string")
     return config
 
 
@@ -86,10 +86,31 @@ def require_scenefunri(run_dirs: Iterable[str | Path]) -> list[Path]:
     return dirs
 
 
+def _is_box(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 4 and all(
+        isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in v)
+
+
+def _not_a_box(rec: dict[str, Any]) -> str | None:
+    """The field of a SceneFunRI record that should be a box and is not."""
+    if rec.get("prediction") is not None and not _is_box(rec["prediction"]):
+        return "prediction"
+    for i, step in enumerate(rec.get("steps") or []):
+        if step.get("region") is not None and not _is_box(step["region"]):
+            return f"steps.{i}.region"
+    return None
+
+
 def current_records(run_dirs: Iterable[str | Path]) -> Iterable[dict[str, Any]]:
-    """The last record of each key across run directories, streamed per directory."""
+    """The last record of each key across run directories, streamed per directory; a
+    prediction or region that is not a box of four numbers is a damaged journal."""
     for run_dir in run_dirs:
-        yield from latest(journal_of(run_dir)).values()
+        path = journal_of(run_dir)
+        for rec in latest(path).values():
+            if (field := _not_a_box(rec)) is not None:
+                raise JournalError(f"{path}:{line_of(path, rec['key'])}: {field}: not a box of "
+                                   "four numbers: the journal is damaged")
+            yield rec
 
 
 def kind_of(backend: str, simulated: bool) -> str:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from ...engine.userfiles import iter_lines
 from .dataset import INSTANCES_FILE, DatasetError
 
 REVIEW_FILE = "review.jsonl"
@@ -60,7 +61,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in iter_lines(path):  # a byte that is not UTF-8: one line naming it
         if not line.strip():
             continue
         try:

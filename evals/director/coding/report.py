@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from ....engine.journal import read_run_json
 from ..measures import run_simulated
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
@@ -85,7 +86,7 @@ def _coders(run_dir: Path) -> dict[str, dict[str, Any]]:
     for p in ("main", "second"):
         path = pass_dir(run_dir, p) / "run.json"
         if path.is_file():
-            backends = json.loads(path.read_text(encoding="utf-8")).get("backends") or [{}]
+            backends = read_run_json(path.parent).get("backends") or [{}]
             out[p] = {"spec": backends[0].get("spec", "?"),
                       "simulated": bool(backends[0].get("simulated"))}
     return out
@@ -219,7 +220,12 @@ def render(summary: dict[str, Any], fmt: str = "table", width: int = 120) -> str
     sections = tables(summary)
     notes = notices(summary)
     if fmt == "html":
-        from html import escape
+        from html import escape as html_escape
+
+        from ....engine.sanitize import shown
+
+        def escape(text: str) -> str:  # no control byte or secret reaches the page
+            return html_escape(shown(text))
 
         def cls(col: str) -> str:  # the export's stylesheet right-aligns cells but these
             return " class=l" if col in _LEFT else ""

@@ -12,12 +12,14 @@ the ids back; it is never part of the sheet.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ....engine.userfiles import read_text
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
 from .items import CODING_DIR, CodingError, coded_items, is_real, neutral_id, select, test_items
@@ -82,13 +84,17 @@ def read_sheet(path: Path, ids: set[str]) -> dict[str, dict[str, Any]]:
     codebook or an item left blank is an error naming the file and row."""
     if not path.is_file():
         raise CodingError(f"no sheet at {path}")
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    try:
+        rows = list(csv.DictReader(io.StringIO(read_text(path), newline="")))
+    except csv.Error as exc:
+        raise CodingError(f"{path}: not a readable CSV sheet ({exc})") from None
     out: dict[str, dict[str, Any]] = {}
     for n, row in enumerate(rows, 2):
         missing = [c for c in ("id", "reading", "sees", "works_out") if c not in row]
         if missing:
             raise CodingError(f"{path}: no column {missing[0]!r}")
+        if any(not isinstance(row[c], str) for c in ("id", "reading", "sees", "works_out")):
+            raise CodingError(f"{path}:{n}: the row has fewer cells than the header")
         item = row["id"].strip()
         if item not in ids:
             raise CodingError(f"{path}:{n}: id {item!r} is not on this sheet's key")
