@@ -7,11 +7,12 @@ from typing import Any
 
 from ..engine.backend import Backend, Capabilities
 from ..engine.box import CONVENTIONS, unknown_convention
+from ..engine.errors import UnseenError
 from ..engine.types import Instance, Reply, Request
 from .profiles import profile_for
 
 
-class BackendConfigError(ValueError):
+class BackendConfigError(UnseenError, ValueError):
     """A backend that cannot be built: unknown provider, missing key, bad spec."""
 
 

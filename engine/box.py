@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from .errors import UnseenError
+
 Convention = Literal["pixel", "norm1000", "gemini", "unit", "qwen2.5"]
 CONVENTIONS: tuple[str, ...] = ("pixel", "norm1000", "gemini", "unit", "qwen2.5")
 
@@ -22,7 +24,7 @@ QWEN25_MIN_PIXELS = 4 * 28 * 28
 QWEN25_MAX_PIXELS = 16384 * 28 * 28
 
 
-class BoxError(ValueError):
+class BoxError(UnseenError, ValueError):
     """A box that cannot exist: inverted, empty, non-finite, or outside the image."""
 
 

@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Backend
+from .benchmark import Plan, WorkItem
+from .errors import UnseenError
 from .graph import StrategySpec
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
 from .lock import hold
@@ -38,16 +40,19 @@ Scorer = Callable[[Instance, Any], dict[str, float]]
 CURRENT_KEY: ContextVar[str | None] = ContextVar("unseen_trajectory_key", default=None)
 
 
-class PairingError(ValueError):
+class PairingError(UnseenError, ValueError):
     """A strategy and a benchmark, or a strategy and a backend, that cannot work together."""
 
 
-def check_pairing(strategies: list[StrategySpec], backends: list[Backend], benchmark: str) -> None:
-    """Refuse, before any call, a strategy made for another benchmark's instances and a
-    respondent without a model (a rule, the simulator) that cannot give the answers a
+def check_pairing(strategies: list[StrategySpec], backends: list[Backend], benchmark: str,
+                  accepts: Collection[str] | None = None) -> None:
+    """Refuse, before any call, a strategy made for instances the benchmark does not have
+    (``StrategySpec.benchmark`` not in the benchmark's ``accepts``; by default its own name)
+    and a respondent without a model (a rule, the simulator) that cannot give the answers a
     strategy asks for."""
+    accepts = {benchmark} if accepts is None else set(accepts)
     for s in strategies:
-        if s.benchmark != benchmark:
+        if s.benchmark not in accepts:
             raise PairingError(f"strategy {s.label!r} reads {s.benchmark} instances; this run "
                                f"is on {benchmark} data")
     for b in backends:
@@ -105,16 +110,6 @@ class RunResult:
         return dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-@dataclass
-class WorkItem:
-    key: str
-    instance: Instance
-    strategy: StrategySpec
-    backend: Backend
-    sample: int
-    index: tuple[int, int, int] = (0, 0, 0)  # backend, strategy, instance positions
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -135,12 +130,18 @@ class Runner:
         progress: bool = True,
         processes: int = 1,
         setup: Callable[[int], tuple[list[StrategySpec], list[Backend], Scorer | None]] | None = None,
+        order: Callable[[set[str]], Iterator[WorkItem]] | None = None,
+        total: int | None = None,
     ):
         """``processes > 1`` shards the work over that many processes, each rebuilding its
         strategies and backends with ``setup(concurrency_per_process)`` (a picklable
-        callable), so CPU-heavy clients and graphs use more than one core. A strategy that
-        cannot work with the benchmark or a backend is refused here (:func:`check_pairing`)."""
-        check_pairing(strategies, backends, config.benchmark)
+        callable), so CPU-heavy clients and graphs use more than one core. ``order(done)``
+        yields the items not yet done in a benchmark's own order (its plan), ``total``
+        counting them all; without it, every backend × strategy × instance × sample. A
+        strategy that cannot work with the benchmark or a backend is refused here
+        (:func:`check_pairing`) by the run pipeline, before any file is written."""
+        self.order = order
+        self._total = total
         self.instances = instances
         self.strategies = strategies
         self.backends = backends
@@ -154,7 +155,17 @@ class Runner:
         self.processes = processes
         self.setup = setup
 
+    @classmethod
+    def from_plan(cls, plan: Plan, backends: list[Backend], run_dir: Path, **kwargs: Any) -> Runner:
+        """The runner of a benchmark's plan."""
+        return cls(plan.instances, plan.strategies, backends, run_dir, plan.config,
+                   samples=plan.samples, score=plan.score, setup=plan.setup, order=plan.order,
+                   total=plan.total, **kwargs)
+
     def _items(self, done: set[str]) -> Iterator[WorkItem]:
+        if self.order is not None:
+            yield from self.order(done)
+            return
         for b, backend in enumerate(self.backends):
             for s, strategy in enumerate(self.strategies):
                 label = strategy.label
@@ -165,6 +176,8 @@ class Runner:
                             yield WorkItem(key, inst, strategy, backend, sample, (b, s, i))
 
     def total(self) -> int:
+        if self._total is not None:
+            return self._total
         return len(self.backends) * len(self.strategies) * len(self.instances) * self.samples
 
     async def _one(self, item: WorkItem) -> Trajectory:

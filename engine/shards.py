@@ -18,11 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .benchmark import WorkItem
 from .journal import JournalWriter
 
 
 def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, config: Any) -> None:
-    from .runner import Runner, WorkItem
+    Runner = config["runner_class"]  # the parent's, so this module never imports the runner
 
     try:
         per_backend = max(1, math.ceil(config["_concurrency"]))
@@ -48,10 +49,8 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
 
 async def _own_shard(runner: Any, items: list, concurrency: int, sink: Callable) -> None:
     """This process's share, on backends rebuilt with the per-shard concurrency."""
-    from .runner import Runner, WorkItem
-
     strategies, backends, score = runner.setup(concurrency)
-    local = Runner(runner.instances, strategies, backends, runner.run_dir, runner.config,
+    local = type(runner)(runner.instances, strategies, backends, runner.run_dir, runner.config,
                    score=score, progress=False)
     work = (WorkItem(it.key, it.instance, strategies[it.index[1]], backends[it.index[0]],
                   it.sample, it.index) for it in items)
@@ -99,7 +98,8 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
     k = max(1, min(runner.processes, len(items)))
     ctx = _context()
     limit = max(getattr(b, "concurrency", 8) for b in runner.backends)
-    config = {"run_config": runner.config, "_concurrency": limit / k}
+    config = {"run_config": runner.config, "_concurrency": limit / k,
+              "runner_class": type(runner)}
     procs, threads, failures = [], [], []
 
     def launch() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..engine.errors import UnseenError
 from ..engine.graph import Iterates, StrategySpec
 
 ENTRY_POINT_GROUP = "unseen.strategies"
@@ -27,7 +28,7 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class StrategyError(ValueError):
+class StrategyError(UnseenError, ValueError):
     """Unknown strategy or bad parameters."""
 
 

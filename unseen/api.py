@@ -1,92 +1,99 @@
-"""The public entry points: ``run`` a comparison, ``connect`` a backend, ``load_dataset``."""
+"""The one run pipeline: ``run`` any benchmark's strategies against backends into a run
+directory, resumable. SceneFunRI comparisons and Director studies (``unseen.director``) both
+go through it; a benchmark plans its run (``engine.benchmark``), the pipeline does the rest:
+
+1. the benchmark builds and checks the strategies (nothing connected, nothing written);
+2. the backends connect; a strategy that cannot work with the benchmark or a backend is
+   refused (``check_pairing``), as is one person given twice;
+3. under the run directory's lock, the benchmark plans the run (instances, order, scorer,
+   ``run.json``; it may render inputs there), resumes an earlier ``run.json`` by its own
+   rule, and its files are written;
+4. the runner journals every trajectory.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from . import settings
 from .backends import connect
+from .engine.benchmark import RunRequest, detect
+from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
+from .engine.errors import UnseenError
 from .engine.images import register_overlay_renderer
-from .engine.journal import RUN_FILE, read_run_json
 from .engine.lock import hold
-from .engine.runner import Runner, RunResult
-from .engine.types import RunConfig
-from .evals.scenefunri import load_dataset, scorer
-from .evals.scenefunri.sample import bundled_sample
+from .engine.rundir import RunDir
+from .engine.runner import Runner, RunResult, check_pairing
 from .renderers.overlay import render_overlay  # noqa: E402
-from .strategies import build as build_strategy
 
 # the engine draws a step's overlay through whatever renderer the wiring registers
 register_overlay_renderer(render_overlay)
 
 
-class RunError(ValueError):
+class RunError(UnseenError, ValueError):
     """A run that cannot start (for example a run directory made from other data)."""
 
 
-def _merge_config(run_dir: Path, config: RunConfig) -> RunConfig:
-    """Resume into an existing run directory: same data, union of strategies and backends.
+def parse_backend(arg: str) -> tuple[str, str | None]:
+    """``NAME=SPEC`` → (SPEC, NAME); a plain ``SPEC`` → (SPEC, None).
 
-    ``--limit N`` runs the first N instances, so the instances a run directory holds are the
-    first ``max`` of its invocations' limits (all of them once any invocation had none):
-    ``run.json`` records that union, never the last invocation's smaller count."""
-    path = run_dir / RUN_FILE
-    if not path.is_file():
-        return config
-    old = RunConfig.model_validate(read_run_json(run_dir))
-    if old.dataset_fingerprint != config.dataset_fingerprint:
-        raise RunError(
-            f"{run_dir} holds a run on other data (fingerprint {old.dataset_fingerprint}, "
-            f"now {config.dataset_fingerprint}); choose another --out"
-        )
-    def union(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        def key(x: dict[str, Any]) -> str:  # a backend's server counts change run to run
-            return json.dumps({k: v for k, v in x.items() if k != "server_counts"}, sort_keys=True)
-        seen = {key(x) for x in a}
-        return a + [x for x in b if key(x) not in seen]
-    return config.model_copy(update={
-        "run": old.run, "created_at": old.created_at,
-        "strategies": union(old.strategies, config.strategies),
-        "backends": union(old.backends, config.backends),
-        "samples": max(old.samples, config.samples),
-        "instances": max(old.instances, config.instances),
-        "limit": None if old.limit is None or config.limit is None
-        else max(old.limit, config.limit),
-    })
+    The name is the model as a study design's batches list it (``gpt-6-sol=sim:strong`` runs
+    the simulator in that model's place). A ``=`` after the provider's colon belongs to the
+    spec (``sim:default,skill=0.9``)."""
+    name, eq, spec = arg.partition("=")
+    if eq and ":" not in name and name.strip() and spec.strip():
+        return spec.strip(), name.strip()
+    return arg.strip(), None
 
 
-def _setup(
-    concurrency: int, *, strategies: Sequence[str], backends: Sequence[str],
-    instances: list, cache_dir: str | Path | None, use_cache: bool, unanswered: str,
-    options: dict[str, Any],
-) -> tuple[list, list, Any]:
-    """Strategies, connected backends and the scorer: the same in the parent and in every
-    shard process (a module-level function, so ``functools.partial`` of it pickles)."""
-    specs = [build_strategy(s) for s in strategies]
+def _shard_setup(concurrency: int, *, benchmark: str, request: RunRequest, instances: list,
+                 cache_dir: str | Path | None, use_cache: bool,
+                 options: dict[str, Any]) -> tuple[list, list, Any]:
+    """Strategies, connected backends and the scorer, rebuilt in every shard process (a
+    module-level function, so ``functools.partial`` of it pickles)."""
+    bench = get_benchmark(benchmark)
     reply_cache = ReplyCache(cache_dir) if use_cache else None
-    clients = [connect(b, concurrency=concurrency, cache=reply_cache, **options) for b in backends]
+    clients = [connect(b, concurrency=concurrency, cache=reply_cache, **options)
+               for b in request.backends]
     for c in clients:
         c.prepare(instances)
-    return specs, clients, scorer(unanswered)
+    return bench.strategies(request), clients, bench.scorer(request)
 
 
-def _record_server_counts(run_dir: Path, config: RunConfig, clients: list) -> None:
+def _record_server_counts(run: RunDir, clients: list) -> None:
     """Per-server counts of backends spread over several servers, into run.json's backend
     descriptions (replacing those of an earlier session of the same run)."""
     counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
-    if not counts:
+    run = RunDir(run.path)  # the runner has written run.json since
+    config = run.config
+    if not counts or config is None:
         return
     for desc in config.backends:
         if desc.get("spec") in counts:
             desc["server_counts"] = counts[desc["spec"]]
-    (run_dir / RUN_FILE).write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    run.write_config(config)
+
+
+def _check_specs(specs: list[str]) -> None:
+    twice = sorted({s for s in specs if specs.count(s) > 1})
+    if twice:  # the spec is part of every trajectory key: two models on one spec share keys
+        raise RunError(f"backend {twice[0]} is given twice; give each model its own spec "
+                       "(for the simulator, e.g. sim:default,seed=1 and sim:default,seed=2)")
+
+
+def _check_clients(clients: list, processes: int) -> None:
+    same = [c.spec for c in clients if [d.spec for d in clients].count(c.spec) > 1]
+    if same:  # two spellings of one backend (a person on two ports)
+        raise RunError(f"{same[0]} is given twice: one person, one backend")
+    people = [c.spec for c in clients if getattr(c, "interactive", False)]
+    if people and processes > 1:
+        raise RunError(f"{people[0]} is a person answering on one page: run it without "
+                       "--processes")
 
 
 async def run_async(
@@ -94,7 +101,8 @@ async def run_async(
     strategies: Sequence[str] = (settings.DEFAULT_STRATEGY,),
     backends: Sequence[str] = (settings.DEFAULT_BACKEND,),
     *,
-    samples: int = 1,
+    benchmark: str | None = None,
+    samples: int | None = None,
     limit: int | None = None,
     out: str | Path | None = None,
     concurrency: int = settings.DEFAULT_CONCURRENCY,
@@ -105,68 +113,71 @@ async def run_async(
     timeout_s: float = settings.DEFAULT_TIMEOUT_S,
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
-    unanswered: str = "full",
     progress: bool = True,
     processes: int = 1,
-    allow_outside_images: bool = False,
+    run_label: str = "unseen run",
+    **options: Any,
 ) -> RunResult:
-    """Run every strategy with every backend over a SceneFunRI dataset; see ``run``."""
-    if samples < 1:
+    """Run a benchmark's strategies against backends into a run directory; see ``run``."""
+    if samples is not None and samples < 1:
         raise RunError("--samples must be at least 1")
     if processes < 1:
         raise RunError("--processes must be at least 1")
-    folder = Path(data) if data else bundled_sample()
-    dataset = load_dataset(folder, allow_outside_images=allow_outside_images)
-    instances = dataset.instances[:limit] if limit else dataset.instances
-    setup = functools.partial(
-        _setup, strategies=list(strategies), backends=list(backends),
-        instances=dataset.instances, cache_dir=cache_dir, use_cache=cache, unanswered=unanswered,
-        options={"timeout_s": timeout_s, "max_attempts": max_attempts,
-                 "backoff_base_s": backoff_base_s, "box_format": box_format, "base_url": base_url},
-    )
-    specs, clients, score = setup(concurrency)
-    people = [c.spec for c in clients if getattr(c, "interactive", False)]
-    twice = [p for p in people if people.count(p) > 1]  # one person, one page, one key space
-    if twice or (people and processes > 1):
-        for c in clients:
-            await c.aclose()
-        raise RunError(f"{twice[0]} is given twice: one person, one backend" if twice else
-                       f"{people[0]} is a person answering on one page: run it without "
-                       "--processes")
+    bench = get_benchmark(benchmark) if benchmark else detect(data)
+    parsed = [parse_backend(b) for b in backends]
+    request = RunRequest(data=data, strategies=list(strategies),
+                         backends=[spec for spec, _ in parsed],
+                         names=[name for _, name in parsed], samples=samples, limit=limit,
+                         progress=progress,
+                         options={**options, "concurrency": concurrency, "cache": cache,
+                                  "package_version": settings.package_version()})
+    specs = bench.strategies(request)  # a bad strategy: refused before anything connects
+    connect_options = {"timeout_s": timeout_s, "max_attempts": max_attempts,
+                       "backoff_base_s": backoff_base_s, "box_format": box_format,
+                       "base_url": base_url}
+    _check_specs(request.backends)
+    reply_cache = ReplyCache(cache_dir) if cache else None
+    clients: list = []
     try:
+        clients = [connect(b, concurrency=concurrency, cache=reply_cache, **connect_options)
+                   for b in request.backends]
+        _check_clients(clients, processes)
+        check_pairing(specs, clients, bench.name, bench.accepts)  # before anything is written
         run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
-        config = RunConfig(
-            run=run_dir.name, data=str(folder.resolve()),
-            dataset_fingerprint=dataset.fingerprint, instances=len(instances),
-            strategies=[{"name": s.name, "label": s.label, "params": s.params.model_dump()}
-                        for s in specs],
-            backends=[c.describe() for c in clients], samples=samples, limit=limit,
-            concurrency=concurrency, cache=cache, scoring={"unanswered": unanswered},
-            package_version=settings.package_version(),
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-        with hold(run_dir, "unseen run"):  # before run.json: one process per run directory
-            config = _merge_config(run_dir, config)
-            runner = Runner(instances, specs, clients, run_dir, config, samples=samples,
-                            score=score, progress=progress, processes=processes, setup=setup)
+        run = RunDir(run_dir)
+        with hold(run_dir, run_label):  # before any file: one process per run directory
+            plan = bench.plan(request, specs, clients, run_dir)
+            if run.config is not None:
+                plan.config = bench.resume(run.config, plan.config, run_dir)
+            for name, text in plan.files.items():
+                run.write_file(name, text)
+            if processes > 1:
+                plan.setup = functools.partial(
+                    _shard_setup, benchmark=bench.name, request=request,
+                    instances=plan.instances, cache_dir=cache_dir, use_cache=cache,
+                    options=connect_options)
+            runner = Runner.from_plan(plan, clients, run_dir, progress=progress,
+                                      processes=processes)
             result = await runner.run()
             if processes == 1:  # shard processes keep their own counts
-                _record_server_counts(run_dir, config, clients)
+                _record_server_counts(run, clients)
             return result
     finally:
         for c in clients:
             await c.aclose()
-        caches = {id(c.cache): c.cache for c in clients if c.cache is not None}
-        for reply_cache in caches.values():
+        if reply_cache is not None:
             reply_cache.close()
 
 
 def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),
         backends: Sequence[str] = ("sim",), **kwargs: Any) -> RunResult:
-    """Run strategies × backends over a dataset and journal every trajectory.
+    """Run strategies × backends over a benchmark's instances and journal every trajectory.
 
-    ``data`` is a SceneFunRI folder (default: the bundled sample set); strategies are
-    ``name[:k=v,...]`` and backends ``provider:target`` specs. Rerunning with the same
-    ``out`` resumes: finished trajectories are skipped. Returns counts and the run directory.
+    ``data`` is a SceneFunRI folder (default: the bundled sample set); ``benchmark=`` names
+    another benchmark (``director`` takes ``design=`` and no strategies; see
+    ``unseen.director.run_study``). Strategies are ``name[:k=v,...]`` and backends
+    ``provider:target`` specs (``NAME=SPEC`` runs SPEC as a design's model NAME). Rerunning
+    with the same ``out`` resumes: finished trajectories are skipped. Returns counts and the
+    run directory.
     """
     return asyncio.run(run_async(data, strategies, backends, **kwargs))

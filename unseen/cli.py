@@ -7,6 +7,7 @@ on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from . import settings
+from .engine.errors import UnseenError
 from .engine.sanitize import SafeConsole, shown
 
 app = typer.Typer(
@@ -40,29 +42,16 @@ def _plain(*parts: object, end: str = "\n") -> None:
 FORMATS = ("table", "json", "csv", "md", "latex")
 
 
-class UserError(Exception):
+class UserError(UnseenError):
     """Raised inside commands for a one-line error and exit status 2."""
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from .api import RunError
-    from .backends import BackendConfigError
-    from .engine.box import BoxError
+    """What a user can cause: every error of the project derives from ``UnseenError``; a
+    missing or unreadable path is the operating system's own."""
     from .engine.errors import UnseenError
-    from .engine.runner import PairingError
-    from .evals.director.analyze import AnalysisError
-    from .evals.director.coding.items import CodingError
-    from .evals.director.dataset import SceneSetError
-    from .evals.director.prompts import PromptError
-    from .evals.director.runner import StudyError
-    from .evals.director.study import DesignError
-    from .evals.scenefunri import DatasetError, RunDirError
-    from .strategies import StrategyError
 
-    return (UserError, RunError, BackendConfigError, BoxError, DatasetError, RunDirError,
-            StrategyError, DesignError, StudyError, SceneSetError, PromptError, CodingError,
-            AnalysisError, PairingError, UnseenError, FileNotFoundError, NotADirectoryError,
-            PermissionError)
+    return (UnseenError, FileNotFoundError, NotADirectoryError, PermissionError)
 
 
 def _interrupted(what: str, run_dir: Path) -> None:
@@ -123,9 +112,10 @@ def _print_servers(run_dir: Path) -> None:
 
 @app.command()
 def run(
-    data: Annotated[Path | None, typer.Option(help="SceneFunRI folder (default: the bundled sample set).")] = None,
+    data: Annotated[Path | None, typer.Option(help="The benchmark's data: a SceneFunRI folder (default: the bundled sample set), or what another benchmark reads.")] = None,
     strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
     backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
+    benchmark: Annotated[str | None, typer.Option(help="Benchmark (see `unseen benchmarks`); default: the one whose data --data holds, else scenefunri.")] = None,
     samples: Annotated[int, typer.Option(min=1, help="Samples per instance.")] = 1,
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
@@ -148,19 +138,23 @@ def run(
     baseline:prior, marked (rule).
     """
     from .api import run as run_api
+    from .engine.benchmark import detect
+    from .engine.benchmark import get as get_benchmark
     from .evals.scenefunri import render, summarize
 
-    strategies = strategy or list(settings.DEFAULT_STRATEGIES)
+    bench = get_benchmark(benchmark) if benchmark else detect(data)
+    scenefunri = bench.name == "scenefunri"
+    strategies = strategy or (list(settings.DEFAULT_STRATEGIES) if scenefunri else [])
     backends = backend or [settings.DEFAULT_BACKEND]
-    run_dir = out_dir or settings.new_run_dir(strategies, backends)
+    run_dir = out_dir or settings.new_run_dir(strategies or [bench.name], backends)
     try:
         result = run_api(
-            data, strategies, backends, samples=samples, limit=limit, out=run_dir,
-            concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
+            data, strategies, backends, benchmark=bench.name, samples=samples, limit=limit,
+            out=run_dir, concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
         )
-        if not strategy:  # what a fixed guess earns, for scale; no model is called
+        if not strategy and scenefunri:  # what a fixed guess earns, for scale; no model asked
             rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
                             samples=samples, limit=limit, out=run_dir, progress=False)
             result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
@@ -168,9 +162,13 @@ def run(
         _interrupted("trajectories", run_dir)
     if _quiet_or_resumed(result, quiet, "trajectories"):
         return _close(result, "trajectories", strict, quiet)
-    base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
-        len(strategies) > 1 else None
-    out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
+    if scenefunri:
+        base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
+            len(strategies) > 1 else None
+        out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
+    else:
+        out.print(f"{result.answered}/{result.done} answered; see them with "
+                  f"`unseen show {result.run_dir}`")
     _print_reasons(result.by_error)
     _print_servers(result.run_dir)
     out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
@@ -359,6 +357,24 @@ def strategies() -> None:
     for e in available():
         fields = ", ".join(f"{k}={f.default!r}" for k, f in e.params.model_fields.items())
         table.add_row(escape(e.name), escape(fields) or "-", escape(e.summary))
+    out.print(table)
+
+
+@app.command()
+def benchmarks() -> None:
+    """List registered benchmarks (built-in and plug-ins) and the strategies made for each."""
+    from rich.table import Table
+
+    from .engine.benchmark import available
+    from .strategies import available as strategies_available
+
+    table = Table(title="benchmarks")
+    for col in ("name", "summary", "strategies"):
+        table.add_column(col)
+    entries = strategies_available()
+    for b in available():
+        names = ", ".join(e.name for e in entries if e.benchmark in b.accepts)
+        table.add_row(escape(b.name), escape(b.summary), escape(names) or "-")
     out.print(table)
 
 
@@ -899,7 +915,12 @@ def main() -> None:
         if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
             _one_line_error(exc.format_message())
             sys.exit(exc.exit_code)
-        raise
+        if os.environ.get("UNSEEN_DEBUG"):
+            raise
+        # anything else is a bug of unseen (or of a plug-in), and says so
+        _one_line_error(f"internal error, a bug in unseen or a plug-in: {type(exc).__name__}: "
+                        f"{exc} (rerun with UNSEEN_DEBUG=1 for the traceback, and report it)")
+        sys.exit(70)  # EX_SOFTWARE
 
 
 def _one_line_error(msg: object) -> None:

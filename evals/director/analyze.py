@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ...engine.errors import UnseenError
 from . import stats
 from .measures import STUDY_FILE, read_study
 from .measures import rows as run_rows
@@ -91,7 +92,7 @@ _WHERE: dict[str, Callable[[dict[str, Any]], bool]] = {
 }
 
 
-class AnalysisError(ValueError):
+class AnalysisError(UnseenError, ValueError):
     """A run that cannot be analysed: no replies, no design."""
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...engine.errors import UnseenError
 from ...engine.images import inside
 from ...engine.types import Instance
 from ...engine.userfiles import decode, read_bytes
@@ -16,7 +17,7 @@ from .geometry import OBox
 from .sets import SCENES_FILE
 
 
-class SceneSetError(ValueError):
+class SceneSetError(UnseenError, ValueError):
     """A scene folder that is missing or malformed."""
 
 

@@ -22,6 +22,8 @@ from functools import cache
 from importlib import resources
 from itertools import cycle
 
+from ...engine.errors import UnseenError
+
 REQUESTS = ("mean", "move", "move-want", "move-will")
 QUESTIONS = ("vis", "novis", "count", "know", "stated", "after", "twoturn")
 INSERTS = ("combined", "knowledge", "reference", "padding")
@@ -44,7 +46,7 @@ _CHANGED_BY_QUESTION = {
 }
 
 
-class PromptError(ValueError):
+class PromptError(UnseenError, ValueError):
     """An unknown or malformed condition name, or a prompt that breaks byte identity."""
 
 

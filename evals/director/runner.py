@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any
 
-from ...engine.runner import Runner, WorkItem, trajectory_key
+from ...engine.errors import UnseenError
+from ...engine.runner import WorkItem, trajectory_key
 from ...engine.types import Instance
 from .dataset import load_scenes
 from .measures import STUDY_FILE, read_study
@@ -29,20 +29,8 @@ from .sets import SCENES_FILE, build_set
 from .study import Design
 
 
-class StudyError(ValueError):
+class StudyError(UnseenError, ValueError):
     """A study that cannot start: no batch for a model, a run directory of another study."""
-
-
-def parse_backend(arg: str) -> tuple[str, str | None]:
-    """``NAME=SPEC`` → (SPEC, NAME); a plain ``SPEC`` → (SPEC, None).
-
-    The name is the model as the design's batches list it (``gpt-6-sol=sim:strong`` runs the
-    simulator in that model's place). A ``=`` after the provider's colon belongs to the spec
-    (``sim:default,skill=0.9``)."""
-    name, eq, spec = arg.partition("=")
-    if eq and ":" not in name and name.strip() and spec.strip():
-        return spec.strip(), name.strip()
-    return arg.strip(), None
 
 
 def scene_sets(design: Design, names: Sequence[str], root: Path,
@@ -61,20 +49,6 @@ def scene_sets(design: Design, names: Sequence[str], root: Path,
             raise StudyError(f"{folder} holds {len(instances)} scenes; the design asks {want}")
         out[name] = (instances[:want], fingerprint)
     return out
-
-
-class StudyRunner(Runner):
-    """The engine's runner with the study's call order (see the module docstring)."""
-
-    def __init__(self, plan: list[WorkItem], **kwargs: Any):
-        super().__init__(**kwargs)
-        self.plan = plan
-
-    def _items(self, done: set[str]) -> Iterator[WorkItem]:
-        return (item for item in self.plan if item.key not in done)
-
-    def total(self) -> int:
-        return len(self.plan)
 
 
 def plan_calls(design: Design, backends: list, names: list[str], specs: dict,

@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ...engine.errors import UnseenError
 from ...engine.userfiles import read_text
 from .prompts import PromptError, parse_condition
 from .sets import DEFAULT_N, SETS
@@ -52,7 +53,7 @@ Where = Literal["all", "hidden-top-digit", "hidden-not-top-digit", "report-exclu
 BUILTIN = ("paper", "quick")
 
 
-class DesignError(ValueError):
+class DesignError(UnseenError, ValueError):
     """A design file that cannot be read or does not hold together."""
 
 

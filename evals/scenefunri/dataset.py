@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...engine.box import Box, BoxError
+from ...engine.errors import UnseenError
 from ...engine.images import ImageError, file_digest, inside, open_image
 from ...engine.types import Instance
 from ...engine.userfiles import iter_lines
@@ -22,7 +23,7 @@ from ...engine.userfiles import iter_lines
 INSTANCES_FILE = "instances.jsonl"
 
 
-class DatasetError(ValueError):
+class DatasetError(UnseenError, ValueError):
     """A dataset that cannot be used; the message names the file, the line and why."""
 
 

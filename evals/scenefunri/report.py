@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.journal import JOURNAL, JournalError, latest, line_of
+from ...engine.journal import JournalError, latest, line_of
+from ...engine.rundir import RunDir, RunDirError  # noqa: F401 - RunDirError: its old home
 from ...engine.userfiles import read_json_object
 from ...renderers.figures import GridCell, GridRow
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
@@ -47,15 +48,9 @@ LOWER_IS_BETTER = {"dist"}
 KIND_ORDER = {"model": 0, "human": 1, "sim": 2, "rule": 3, "paper": 4}
 
 
-class RunDirError(ValueError):
-    """A path that is not a run directory."""
-
-
 def journal_of(run_dir: str | Path) -> Path:
-    path = Path(run_dir) / JOURNAL
-    if not path.is_file():
-        raise RunDirError(f"{run_dir}: not a run directory (no {JOURNAL})")
-    return path
+    """The journal of a run directory (``RunDir.open(...).journal``; kept for old callers)."""
+    return RunDir.open(run_dir).journal
 
 
 def run_config(run_dir: str | Path) -> dict[str, Any]:

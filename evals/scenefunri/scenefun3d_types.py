@@ -22,11 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ...engine.errors import UnseenError
+
 AFFORDANCES = ("rotate", "key_press", "tip_push", "hook_pull", "pinch_pull", "hook_turn",
                "foot_push", "plug_in", "unplug", "exclude")
 
 
-class SceneFun3DError(ValueError):
+class SceneFun3DError(UnseenError, ValueError):
     """A malformed or missing file; the message names the file (and line, for text)."""
 
 

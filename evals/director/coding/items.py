@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ....engine.errors import UnseenError
 from ....engine.journal import JOURNAL, latest
 from ....engine.types import Instance
 from ..measures import reply_row, run_model_names
@@ -35,7 +36,7 @@ RETRIES_FILE = "retries.jsonl"  # one line per round of re-asking the items left
 PASSES = ("main", "second")
 
 
-class CodingError(ValueError):
+class CodingError(UnseenError, ValueError):
     """A coding pass that cannot start or be read."""
 
 

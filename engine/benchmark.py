@@ -1,0 +1,186 @@
+"""Benchmarks as plug-ins: the unit the run pipeline and the views dispatch on.
+
+A benchmark (SceneFunRI, the Director Task, a third one from an outside package) is to unseen
+what a ``Task`` is to inspect_ai. It turns what a user asked for (a :class:`RunRequest`) into
+a :class:`Plan`: the instances, loaded and validated; the strategies it runs, each paired
+with the benchmark (``StrategySpec.benchmark``); the order of the calls (the product of
+backends, strategies, instances and samples unless the benchmark plans its own, as the
+Director's seeded batches do); the scorer; ``run.json``; and the files it keeps beside the
+journal. It says how a rerun into the same run directory resumes (:meth:`Benchmark.resume`)
+and contributes its sections to the views (:attr:`Benchmark.views`).
+
+Benchmarks register under the entry-point group ``unseen.benchmarks`` (the built-ins
+included), so an outside package adds one the same way; :func:`register` adds one in
+process (tests, notebooks). Nothing here imports a benchmark by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .errors import UnseenError
+from .types import Instance, RunConfig
+
+if TYPE_CHECKING:  # the graph module imports LangGraph: listing benchmarks must not
+    from .backend import Backend
+    from .graph import StrategySpec
+
+ENTRY_POINT_GROUP = "unseen.benchmarks"
+
+Scorer = Callable[[Instance, Any], dict[str, float]]
+
+
+class BenchmarkError(UnseenError, ValueError):
+    """An unknown benchmark, or a request a benchmark cannot plan."""
+
+
+@dataclass
+class RunRequest:
+    """What a user asked for, before a benchmark reads it.
+
+    ``backends`` are the specs as given; ``names`` the model name each runs under where the
+    user gave one (``NAME=SPEC``), else None. ``options`` holds what only one benchmark
+    reads (the Director's design and scene folder, its decoding)."""
+
+    data: str | Path | None = None
+    strategies: list[str] = field(default_factory=list)
+    backends: list[str] = field(default_factory=list)
+    names: list[str | None] = field(default_factory=list)
+    samples: int | None = None
+    limit: int | None = None
+    progress: bool = True
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class WorkItem:
+    """One trajectory to run: (instance, strategy, backend, sample) under its journal key."""
+
+    key: str
+    instance: Instance
+    strategy: StrategySpec
+    backend: Backend
+    sample: int
+    index: tuple[int, int, int] = (0, 0, 0)  # backend, strategy, instance positions
+
+
+@dataclass
+class Plan:
+    """A run, ready: what the runner needs and what ``run.json`` records.
+
+    ``order(done)`` yields the work items not in ``done`` in the order the benchmark wants
+    them asked (None: every backend × strategy × instance × sample, in that nesting);
+    ``total`` counts them all. ``files`` are written into the run directory, under its lock,
+    before the first call (the Director's ``study.json``)."""
+
+    instances: list[Instance]
+    strategies: list[StrategySpec]
+    config: RunConfig
+    score: Scorer | None = None
+    samples: int = 1
+    order: Callable[[set[str]], Iterator[WorkItem]] | None = None
+    total: int | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    setup: Any = None  # a picklable setup for shard processes (SceneFunRI's --processes)
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """A benchmark: how its instances load, how a run is planned and scored, how a rerun
+    resumes, and what the views show of its runs."""
+
+    name: str  # run.json's ``benchmark``
+    summary: str  # one line, for ``unseen benchmarks``
+    # the instance kinds its instances offer, by the ``benchmark=`` strategies declare: a
+    # benchmark whose instances look like SceneFunRI's (an image, an instruction, a box)
+    # accepts "scenefunri" and runs every box strategy
+    accepts: frozenset[str]
+
+    def claims(self, data: Path) -> bool:
+        """True when ``data`` (a folder or file) holds this benchmark's instances."""
+        ...
+
+    def strategies(self, request: RunRequest) -> list[StrategySpec]:
+        """The strategies the run asks for, built and validated (before any backend is
+        asked or anything written)."""
+        ...
+
+    def scorer(self, request: RunRequest) -> Scorer | None:
+        """The metrics of one trajectory's prediction (picklable setups rebuild it in each
+        shard process)."""
+        ...
+
+    def plan(self, request: RunRequest, strategies: list[StrategySpec],
+             backends: list[Backend], run_dir: Path) -> Plan:
+        """The run: instances, order, scorer and configuration. Called under the run
+        directory's lock; may write inputs the run needs (rendered scenes) there."""
+        ...
+
+    def resume(self, old: RunConfig, new: RunConfig, run_dir: Path) -> RunConfig:
+        """``run.json`` for a rerun into a directory that holds ``old``; raises
+        :class:`BenchmarkError` (or another ``UnseenError``) when it cannot resume there."""
+        ...
+
+    @property
+    def views(self) -> Any:
+        """The benchmark's sections of ``show``, ``tui`` and ``export`` (see
+        ``unseen.views``)."""
+        ...
+
+
+_REGISTRY: dict[str, Benchmark] = {}
+_loaded = False
+
+
+def register(bench: Benchmark) -> Benchmark:
+    """Add a benchmark in process (an entry point does the same for a package)."""
+    _REGISTRY[bench.name] = bench
+    return bench
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in names itself instead of breaking all
+            raise BenchmarkError(f"benchmark plug-in {ep.name!r} ({ep.value}) failed to "
+                                 f"load: {type(exc).__name__}: {exc}") from None
+        bench = obj() if isinstance(obj, type) else obj
+        _REGISTRY.setdefault(ep.name, bench)
+
+
+def available() -> list[Benchmark]:
+    """Every registered benchmark, by name."""
+    _load()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get(name: str) -> Benchmark:
+    _load()
+    if name not in _REGISTRY:
+        raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def detect(data: str | Path | None, default: str = "scenefunri") -> Benchmark:
+    """The benchmark whose instances ``data`` holds (the default without data)."""
+    if data is None:
+        return get(default)
+    path = Path(data)
+    found = [b for b in available() if b.claims(path)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise BenchmarkError(f"{path}: no benchmark reads this (known: "
+                             f"{', '.join(b.name for b in available())}); name one with "
+                             "--benchmark")
+    raise BenchmarkError(f"{path}: several benchmarks read this "
+                         f"({', '.join(b.name for b in found)}); name one with --benchmark")

@@ -1,0 +1,179 @@
+"""A run directory, read and written through one typed class: :class:`RunDir`.
+
+``runs/<run>/`` holds ``run.json`` (:class:`RunConfig`), ``trajectories.jsonl`` (one record a
+line, the last record of a key current), ``run.lock`` while a process writes it, and the
+files its benchmark keeps beside them (the Director's ``study.json``). Views and reports open
+a run only through ``RunDir``: the configuration as a model, the current records streamed
+(checked and scrubbed of secrets by the journal's reader), and an index of light
+:class:`Head` records (everything before a record's steps, with the record's place in the
+file) that a summary of 10,000 trajectories reads without parsing a single step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .errors import UnseenError
+from .journal import JOURNAL, RUN_FILE, check_head, latest, read_run_json
+from .lock import hold
+from .redact import scrub
+from .types import RunConfig
+
+_STEPS = b'"steps"'
+
+
+class RunDirError(UnseenError, ValueError):
+    """A path that is not a run directory, or a run of another benchmark than a view reads."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """A current record without its steps, and where the whole record lies in the journal."""
+
+    key: str
+    instance_id: str
+    model: str
+    strategy: str
+    backend: str
+    sample: int
+    status: str
+    simulated: bool
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+    prediction: Any
+    error_kind: str | None
+    error_message: str
+    offset: int
+    length: int
+
+    @property
+    def answered(self) -> bool:
+        return self.status == "answered"
+
+
+def _head(line: bytes) -> dict[str, Any] | None:
+    """The record's fields before ``steps``, parsed without the steps (the whole record when
+    they cannot be cut off); None for a line that is not a JSON object."""
+    at = line.find(_STEPS)
+    cut = line.rfind(b",", 0, at) if at > 0 else -1
+    if cut > 0:
+        try:
+            return json.loads(line[:cut] + b"}")
+        except (ValueError, RecursionError):
+            pass
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+class RunDir:
+    """One run directory. ``RunDir(path)`` checks nothing; :meth:`open` checks that it is
+    a run (a journal is there) and, with ``benchmark``, that it is a run of that one."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @classmethod
+    def open(cls, path: str | Path, benchmark: str | None = None) -> RunDir:
+        run = cls(path)
+        if not run.journal.is_file():
+            raise RunDirError(f"{path}: not a run directory (no {JOURNAL})")
+        if benchmark is not None and run.benchmark != benchmark:
+            raise RunDirError(f"{path} is a {run.benchmark} run, not a {benchmark} run")
+        return run
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    # --- files ---------------------------------------------------------------------------
+
+    @property
+    def journal(self) -> Path:
+        return self.path / JOURNAL
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / RUN_FILE
+
+    def file(self, name: str) -> Path:
+        """A file the run's benchmark keeps beside the journal."""
+        return self.path / name
+
+    # --- run.json ------------------------------------------------------------------------
+
+    @cached_property
+    def config(self) -> RunConfig | None:
+        """``run.json`` as a model (checked: a bad field is one line naming the file), or None
+        for a run directory without one (made by hand, or before the first record)."""
+        if not self.config_file.is_file():
+            return None
+        return RunConfig.model_validate(read_run_json(self.path))
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark the run belongs to (``scenefunri`` for a run without ``run.json``)."""
+        return self.config.benchmark if self.config is not None else "scenefunri"
+
+    def write_config(self, config: RunConfig) -> None:
+        """Write ``run.json`` (scrubbed of any secret a description might carry)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(scrub(config.model_dump_json(indent=2)) + "\n",
+                                    encoding="utf-8")
+        self.__dict__.pop("config", None)
+
+    def write_file(self, name: str, text: str) -> None:
+        """A benchmark's own file beside the journal (scrubbed)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.file(name).write_text(scrub(text), encoding="utf-8")
+
+    # --- the journal ---------------------------------------------------------------------
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The current (last) record of each key, whole, in journal order of first sight."""
+        yield from latest(self.journal).values()
+
+    def heads(self) -> list[Head]:
+        """The current record of each key as a :class:`Head` (one pass, steps not parsed)."""
+        last: dict[str, Head] = {}
+        offset = 0
+        with open(self.journal, "rb") as fh:
+            for n, line in enumerate(fh, start=1):
+                size = len(line)
+                if not line.endswith(b"\n"):
+                    break  # a torn last line
+                rec = _head(line)
+                if rec is None:
+                    offset += size
+                    continue
+                rec = check_head(self.journal, n, rec)
+                err = rec.get("error") or {}
+                last[rec["key"]] = Head(
+                    key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
+                    strategy=rec["strategy"], backend=rec["backend"],
+                    sample=int(rec.get("sample", 0)), status=rec["status"],
+                    simulated=bool(rec.get("simulated", False)),
+                    params=rec.get("params") or {}, metrics=rec.get("metrics") or {},
+                    prediction=rec.get("prediction"), error_kind=err.get("kind"),
+                    error_message=scrub(err.get("message") or ""), offset=offset, length=size)
+                offset += size
+        return list(last.values())
+
+    def read(self, head: Head) -> dict[str, Any]:
+        """The whole record of ``head`` (one seek, one line)."""
+        with open(self.journal, "rb") as fh:
+            fh.seek(head.offset)
+            raw = fh.read(head.length)
+        return check_head(self.journal, 0, json.loads(scrub(raw.decode("utf-8"))))
+
+    # --- writing -------------------------------------------------------------------------
+
+    def lock(self, what: str = "unseen"):
+        """Hold the run directory for this process (see :mod:`.lock`)."""
+        return hold(self.path, what)
