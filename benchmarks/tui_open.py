@@ -45,7 +45,7 @@ def make_run(root: Path, n: int) -> Path:
 
 def measure(run_dir: Path) -> None:
     t0 = time.perf_counter()
-    from unseen.tui import TuiApp, build_index
+    from unseen.views.tui import TuiApp, build_index
 
     t_import = time.perf_counter() - t0
     t1 = time.perf_counter()

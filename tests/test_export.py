@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 import unseen
 from unseen import cli
 from unseen.evals.scenefunri.report import summarize
-from unseen.export import export_html, table_html
+from unseen.views.export import export_html
+from unseen.views.scenefunri.export import table_html
 
 
 class _Page(HTMLParser):

@@ -12,7 +12,7 @@ pytest.importorskip("textual")
 
 from textual.widgets import Input, Static, Tree  # noqa: E402
 
-from unseen.tui import TuiApp, build_index  # noqa: E402
+from unseen.views.tui import TuiApp, build_index  # noqa: E402
 
 
 @pytest.fixture(scope="module")
