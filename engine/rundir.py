@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UnseenError
-from .journal import JOURNAL, RUN_FILE, JournalError, check_head, latest, read_run_json
+from .journal import JOURNAL, RUN_FILE, JournalError, check_head, latest, loads, read_run_json
 from .lock import hold
 from .redact import scrub, scrubber
 from .types import RunConfig
@@ -92,7 +92,7 @@ def _head(line: bytes) -> dict[str, Any] | None:
     cut = line.rfind(b",", 0, at) if at > 0 else -1
     if cut > 0:
         try:
-            return json.loads(line[:cut] + b"}")
+            return loads(line[:cut] + b"}")
         except (ValueError, RecursionError):
             pass
     try:
@@ -191,15 +191,16 @@ class RunDir:
         last: dict[str, Head] = {}
         offset = 0
         clean = scrubber()  # the keys in use, looked up once for the whole pass
-        with open(self.journal, "rb") as fh:
+        journal = self.journal
+        with open(journal, "rb") as fh:
             for n, line in enumerate(fh, start=1):
                 size = len(line)
                 if not line.endswith(b"\n"):
                     break  # a torn last line
                 rec = _head(line)
                 if rec is None:
-                    raise _damaged(self.journal, n, line)
-                rec = check_head(self.journal, n, rec)
+                    raise _damaged(journal, n, line)
+                rec = check_head(journal, n, rec)
                 err = rec.get("error") or {}
                 message = err.get("message") or ""
                 last[rec["key"]] = Head(
@@ -219,7 +220,7 @@ class RunDir:
             fh.seek(head.offset)
             raw = fh.read(head.length)
         try:
-            rec = json.loads(scrub(raw.decode("utf-8")))
+            rec = loads(scrub(raw.decode("utf-8")))
         except (ValueError, RecursionError):  # changed since the heads were read
             raise JournalError(f"{self.journal}: the record at byte {head.offset} is no "
                                "longer readable: the journal is damaged") from None

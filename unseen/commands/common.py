@@ -86,9 +86,10 @@ def print_reasons(by_error: dict[str, int]) -> None:
 def print_servers(run_dir: Path) -> None:
     """A line of per-server counts for each backend spread over several servers."""
     from ..backends.servers import server_summary
-    from ..engine.journal import read_run_json
+    from ..engine.rundir import RunDir
 
-    for desc in read_run_json(run_dir).get("backends", []):
+    config = RunDir(run_dir).config
+    for desc in config.backends if config is not None else []:
         if line := server_summary(desc):
             out.print(line, soft_wrap=True, highlight=False, markup=False)
 

@@ -122,7 +122,8 @@ class SceneFunRITui(StepsTui):
         t.append(f"  prediction {box_text(record.get('prediction'))}\n"
                  f"{metrics_text(record.get('metrics'))}\n")
         self._error(t, record)
-        t.append(f"{len(record.get('steps') or [])} steps · {record.get('seconds') or 0:.3f} s")
+        n = len(record.get("steps") or [])
+        t.append(f"{n} step{'s' * (n != 1)} · {record.get('seconds') or 0:.3f} s", style="dim")
         image = self._result(inst, record.get("prediction"), size) if inst and size else None
         return Pane(t, image, self._track(row, record, inst, size))
 

@@ -196,8 +196,13 @@ class TuiApp(App):
         where the cursor landed; the right side shows what the cursor is on."""
         tree = self.query_one("#tree", Tree)
         target = None
-        if selected is not None:
-            target = next((n for n in self._walk(tree.root) if n.data == selected), None)
+        wanted = [selected] if selected is not None else []
+        if selected is not None and selected[0] == "step":  # its trajectory is not open now
+            wanted.append(("traj", selected[1]))
+        for data in wanted:
+            target = next((n for n in self._walk(tree.root) if n.data == data), None)
+            if target is not None:
+                break
         if target is not None and target.line >= 0:
             tree.move_cursor(target)
         node = tree.cursor_node
@@ -220,7 +225,8 @@ class TuiApp(App):
         es = [e for e in self.index.groups[node.data[1]] if self.matches(e)]
         multi = len({e.sample for e in es}) > 1
         for e in es[:MAX_LEAVES]:
-            label = Text(f"{MARK.get(e.outcome, '?')} ", style=OUTCOME_STYLE.get(e.outcome, ""))
+            label = Text()
+            label.append(f"{MARK.get(e.outcome, '?')} ", style=OUTCOME_STYLE.get(e.outcome, ""))
             text = e.label if len(e.label) <= LABEL_WIDTH else e.label[:LABEL_WIDTH - 1] + "…"
             label.append(text)
             if multi:
