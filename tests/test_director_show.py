@@ -335,3 +335,20 @@ async def test_tui_browses_a_director_run_and_filters_by_outcome(run_dir, scenes
         app.query_one("#filter", Input).value = "main-001"
         await pilot.pause()
         assert {e.instance_id for e in app.shown()} == {"main-001"}
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_summary_reads_at_80_and_120_columns(run_dir, width):
+    c = recorder(width)
+    show_summary(c, run_dir)
+    text = c.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    table = text[:text.index("scenes, most hidden-block")]
+    for model, batch, cond in [("sim-default", "q", "move/novis"), ("gpt-x", "c", "move+combined")]:
+        # each row on one line: nothing folded into "gpt\n-x" or "par\nse"
+        assert re.search(rf"^ {re.escape(model)}\*? +{batch} +{re.escape(cond)} +\d+/\d+ ",
+                         table, re.M), table
+    if "failures" not in table:  # moved under the table, summed
+        records = [json.loads(x) for x in (run_dir / "trajectories.jsonl").open()]
+        n = sum(r["status"] != "answered" for r in records)
+        assert f"unanswered, by reason: parse {n} " in " ".join(table.split())

@@ -16,34 +16,27 @@ a benchmark without such a metric has no verdict (``answered``).
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich import box as rich_box
 from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
-from ..engine.journal import RESUMABLE_ERRORS, checked
+from ..engine.journal import checked
 from ..engine.rundir import Head, RunDir, RunDirError
 from .common import (
     ExportResult,
     Pictures,
-    fold_label,
     kv,
-    number,
     record_who,
     status_text,
     value_text,
-    who,
 )
+from .generic_tables import metric_rows, render_rows, verdict
 from .protocol import (
     CompareOptions,
     CurveOptions,
@@ -54,97 +47,6 @@ from .protocol import (
 )
 from .select import NoMatch, find_instance, narrow
 from .steps import cost_rows, metrics_text, step_panel, strip_tiles
-
-FORMATS = ("table", "json", "csv", "md", "latex")
-
-
-def verdict(head: Head) -> str:
-    """correct / wrong by the first 0-or-1 metric; unanswered, error (a provider's failure),
-    or answered (no such metric)."""
-    if head.status != "answered":
-        return "error" if head.error_kind in RESUMABLE_ERRORS else "unanswered"
-    for v in head.metrics.values():
-        if isinstance(v, int | float) and v in (0, 1):
-            return "correct" if v >= 1 else "wrong"
-    return "answered"
-
-
-def metric_rows(heads: Iterable[Head]) -> list[dict[str, Any]]:
-    """One row per (model, strategy): ``model`` (marked by ``who``), ``strategy``, ``n``,
-    ``instances``, ``answered`` (%), ``kind`` and the mean of each metric over the
-    trajectories that have it."""
-    groups: dict[tuple[str, str], list[Head]] = defaultdict(list)
-    for h in heads:
-        groups[(h.model, h.strategy)].append(h)
-    rows = []
-    for (model, strategy), hs in groups.items():
-        sums: dict[str, list[float]] = defaultdict(list)
-        for h in hs:
-            for k, v in h.metrics.items():
-                if isinstance(v, int | float):
-                    sums[k].append(float(v))
-        kind = hs[0].kind
-        rows.append({"model": model, "label": who(model, kind), "strategy": strategy,
-                     "kind": kind, "n": len(hs), "instances": len({h.instance_id for h in hs}),
-                     "answered": 100 * sum(h.answered for h in hs) / len(hs),
-                     **{k: sum(v) / len(v) for k, v in sums.items()}})
-    order = {"model": 0, "human": 1, "sim": 2, "rule": 3}
-    rows.sort(key=lambda r: (order.get(r["kind"], 9), r["model"], r["strategy"]))
-    return rows
-
-
-def metric_names(rows: list[dict[str, Any]]) -> list[str]:
-    fixed = {"model", "label", "strategy", "kind", "n", "instances", "answered"}
-    return list(dict.fromkeys(k for r in rows for k in r if k not in fixed))
-
-
-def render_rows(rows: list[dict[str, Any]], fmt: str, title: str,
-                width: int | None = None) -> str | RenderableType:
-    """The metric rows as a rich table or as json, csv, md or latex text."""
-    names = metric_names(rows)
-    if fmt == "json":
-        return json.dumps(rows, indent=2)
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=["model", "label", "strategy", "kind", "n",
-                                            "instances", "answered", *names])
-        w.writeheader()
-        w.writerows(rows)
-        return buf.getvalue()
-    head = ["model", "strategy", "n", "answered %", *names]
-
-    def cells(r: dict[str, Any]) -> list[str]:
-        n = str(r["n"]) if r["n"] == r["instances"] else f"{r['instances']} ({r['n']} traj.)"
-        return [r["label"], r["strategy"], n, f"{r['answered']:.1f}",
-                *(number(r[k]) if k in r else "" for k in names)]
-
-    if fmt == "md":
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "--:|" * (len(head) - 2)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |"
-                  for r in rows]
-        return "\n".join(lines)
-    if fmt == "latex":
-        def tex(s: str) -> str:
-            return "".join("\\" + c if c in "&%$#_{}" else c for c in s)
-        lines = [r"\begin{tabular}{ll" + "r" * (len(head) - 2) + "}", r"\toprule",
-                 " & ".join(tex(h) for h in head) + r" \\", r"\midrule"]
-        lines += [" & ".join(tex(c) for c in cells(r)) + r" \\" for r in rows]
-        return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"])
-    if fmt != "table":
-        raise NoMatch(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    sim = any(r["kind"] == "sim" for r in rows)
-    table = Table(title=title + (" · SIMULATED rows marked (sim)" if sim else ""),
-                  box=rich_box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-                  title_justify="left", caption="metrics: the mean over trajectories, as the "
-                  "benchmark's scorer writes them", caption_justify="left")
-    table.add_column("model", overflow="fold")
-    table.add_column("strategy", overflow="fold")
-    for h in head[2:]:
-        table.add_column(h, justify="right", no_wrap=True)
-    for r in rows:
-        c = cells(r)
-        table.add_row(escape(c[0]), escape(fold_label(c[1])), *c[2:])
-    return table
 
 
 def select(run: RunDir, instance: str, filters: Filters) -> list[dict[str, Any]]:

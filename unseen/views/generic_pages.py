@@ -28,6 +28,7 @@ from .common import (
     value_text,
     who,
 )
+from .generic_tables import metric_rows, rows_html
 from .protocol import ExportOptions, ExportPage, Pane, Section, TuiRow
 from .steps import (
     column_steps,
@@ -153,7 +154,7 @@ class StepsTui:
 
     def column(self, row: TuiRow, record: dict[str, Any]) -> Text:
         t = Text()
-        t.append(f"{fold_label(row.strategy, 20)}\n", style="bold")
+        t.append(f"{fold_label(row.strategy, 12)}\n", style="bold")
         t.append_text(outcome_text(row.outcome))
         t.append(f"\nprediction {self.prediction(record)}\n{self.metrics_line(record)}\n")
         self._error(t, record)
@@ -172,24 +173,6 @@ class GenericTui(StepsTui):
 # --- the HTML page ----------------------------------------------------------------------------
 
 
-def rows_html(rows: list[dict[str, Any]]) -> str:
-    """The generic metric rows (``generic.metric_rows``) as an HTML table."""
-    from .generic import metric_names
-
-    names = metric_names(rows)
-    out = ['<div class=wrap><table class="summary"><thead><tr><th class=l>model</th>'
-           "<th class=l>strategy</th><th>n</th><th>answered %</th>"
-           + "".join(f"<th>{e(k)}</th>" for k in names) + "</tr></thead><tbody>"]
-    for r in rows:
-        cells = [f"<td class=l>{e(r['label'])}</td>",
-                 f"<td class='l text'>{e(fold_label(r['strategy']))}</td>",
-                 f"<td>{e(r['n'])}</td>", f"<td>{r['answered']:.1f}</td>"]
-        cells += [f"<td>{e(value_text(r[k])) if k in r else ''}</td>" for k in names]
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "\n".join(out)
-
-
 def simulated_models(heads: list[Head]) -> list[str]:
     """The models a simulation answered (rules are rules, not simulated respondents)."""
     return sorted({h.model for h in heads if h.kind == "sim"})
@@ -198,8 +181,6 @@ def simulated_models(heads: list[Head]) -> list[str]:
 def export_page(views: Any, runs: list[RunDir], out_dir: Path, options: ExportOptions,
                 result: ExportResult) -> ExportPage:
     """Banner, the metric table, each instance's outcomes, and step strips."""
-    from .generic import metric_rows
-
     heads = [(k, h) for k, run in enumerate(runs) for h in run.heads()]
     rows = metric_rows(h for _, h in heads)
     result.table_rows, result.trajectories = len(rows), len(heads)

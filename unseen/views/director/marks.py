@@ -81,7 +81,7 @@ def measures_text(metrics: dict[str, Any] | None) -> Text:
         if t:
             t.append(" · ", style="dim")
         ok = m[k] >= 1
-        t.append(f"{k} ")
+        t.append(f"{k.replace('_', ' ')} ")  # room to wrap: report excludes hidden
         t.append("✓" if ok else "✗", style="green" if ok else "red")
     return t if t else Text("— (unanswered: no measure)", style="dim")
 

@@ -20,6 +20,7 @@ from typing import Any
 from rich import box as rich_box
 from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -72,39 +73,69 @@ def summary(run_dir: RunDir, console: Console, filters: Filters) -> None:
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         groups[(run.model(r), run.order(r.get("params") or {}))].append(r)
-    simulated = {r.get("backend") for r in records if r.get("simulated")}
-    extra = [k for k in ("ldv", "count", "known") if any(k in (r.get("metrics") or {}) for r in records)]
-    table = Table(title="per model, batch and condition", title_justify="left", **COMPACT,
-                  caption="ans: answered/asked · rates: % of the answered replies each applies "
-                          "to · hidden: chose the hidden "
-                          "block · dv: the director-view block · acc: visibility report right · "
-                          "joint: hidden block and report right"
-                          + (" · ldv: the largest-digit visible block" if "ldv" in extra else "")
-                          + (" · *: a simulated respondent" if simulated else ""),
-                  caption_justify="left")
-    table.add_column("model", overflow="fold")
-    table.add_column("batch", overflow="fold")
-    table.add_column("condition", no_wrap=True)
-    table.add_column("ans", justify="right", no_wrap=True)
-    for col in ("hidden", "dv", "acc", "joint", *extra):
-        table.add_column(col, justify="right", no_wrap=True, min_width=max(len(col), 3))
-    table.add_column("failures", overflow="fold")
-    for (name, order), recs in sorted(groups.items()):
-        answered = sum(r["status"] == "answered" for r in recs)
-        fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
-                        if r["status"] != "answered")
-        sim = any(r.get("backend") in simulated for r in recs)
-        human = all(r.get("backend", "").startswith("human") for r in recs)
-        table.add_row(
-            Text(name) + (Text("*", style="magenta") if sim else Text(" (human)") if human
-                          else Text()),
-            escape(order[1]), escape(order[3]),
-            Text(f"{answered}/{len(recs)}", style="" if answered == len(recs) else "yellow"),
-            *(_pct(_rate(recs, k)) for k in ("hidden", "dv", "accuracy", "joint", *extra)),
-            Text(", ".join(f"{k} {v}" for k, v in fails.most_common()) or "—",
-                 style="red" if fails else "dim"))
-    console.print(table)
+    console.print(_rates_table(groups, records, console.width))
     console.print(_scene_table(run, records, worst))
+
+
+def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[str, Any]],
+                 width: int | None) -> Table:
+    """One row per (model, batch, condition), its columns picked by ``width``: failures by
+    reason in a column where it fits, else summed up under the table; then the measures
+    beyond the four the paper reports (ldv, count, known), left out and named."""
+    simulated = {r.get("backend") for r in records if r.get("simulated")}
+    extra = [k for k in ("ldv", "count", "known")
+             if any(k in (r.get("metrics") or {}) for r in records)]
+    failed = Counter((r.get("error") or {}).get("kind", "?") for r in records
+                     if r["status"] != "answered")
+
+    def build(per_row: bool, extras: list[str]) -> Table:
+        notes = ["ans: answered/asked · rates: % of the answered replies each applies to · "
+                 "hidden: chose the hidden block · dv: the director-view block · acc: "
+                 "visibility report right · joint: hidden block and report right"
+                 + (" · ldv: the largest-digit visible block" if "ldv" in extras else "")
+                 + (" · *: a simulated respondent" if simulated else "")]
+        if failed and not per_row:
+            notes.append("unanswered, by reason: " + ", ".join(
+                f"{k} {v}" for k, v in failed.most_common()) + " (per row in a wider terminal)")
+        if len(extras) < len(extra):
+            notes.append(f"left out at this width: {', '.join(extra[len(extras):])}; "
+                         "`unseen director analyze RUN` has every measure")
+        table = Table(title="per model, batch and condition", title_justify="left", **COMPACT,
+                      caption="\n".join(notes), caption_justify="left")
+        table.add_column("model", overflow="fold")
+        table.add_column("batch", overflow="fold")
+        table.add_column("condition", no_wrap=True)
+        table.add_column("ans", justify="right", no_wrap=True)
+        for col in ("hidden", "dv", "acc", "joint", *extras):
+            table.add_column(col, justify="right", no_wrap=True, min_width=max(len(col), 3))
+        if per_row:
+            table.add_column("failures", overflow="fold")
+        for (name, order), recs in sorted(groups.items()):
+            answered = sum(r["status"] == "answered" for r in recs)
+            fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
+                            if r["status"] != "answered")
+            sim = any(r.get("backend") in simulated for r in recs)
+            human = all(r.get("backend", "").startswith("human") for r in recs)
+            row = [Text(name) + (Text("*", style="magenta") if sim else Text(" (human)")
+                                 if human else Text()),
+                   escape(order[1]), escape(order[3]),
+                   Text(f"{answered}/{len(recs)}", style="" if answered == len(recs)
+                        else "yellow"),
+                   *(_pct(_rate(recs, k)) for k in ("hidden", "dv", "accuracy", "joint",
+                                                      *extras))]
+            if per_row:
+                row.append(Text(", ".join(f"{k} {v}" for k, v in fails.most_common()) or "—",
+                                style="red" if fails else "dim"))
+            table.add_row(*row)
+        return table
+
+    tries = [(True, extra), (False, extra), *((False, extra[:k]) for k in range(len(extra)))]
+    probe = Console(width=10_000)
+    for per_row, extras in tries:
+        table = build(per_row, extras)
+        if width is None or Measurement.get(probe, probe.options, table).maximum <= width:
+            return table
+    return table
 
 
 def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) -> Table:
