@@ -13,6 +13,7 @@ from ...engine.rundir import RunDir
 from ...engine.types import Instance
 from ...renderers.strips import StripLayout, _wrap
 from ...renderers.textures import font
+from ..common import record_who
 from ..select import NoMatch
 from .marks import (
     DV_RGB,
@@ -41,7 +42,7 @@ def png_text(run: DirectorRun, r: dict[str, Any], inst: Instance) -> list[tuple[
     pred = r.get("prediction") if isinstance(r.get("prediction"), dict) else {}
     m = r.get("metrics") or {}
     out: list[tuple[str, tuple]] = [
-        (f"{r['instance_id']} · {run.model(r)}{' (simulated)' if r.get('simulated') else ''}", dark),
+        (f"{r['instance_id']} · {record_who({**r, 'model': run.model(r)})}", dark),
         (f"condition {condition(r)} · batch {batch(r)} · sample {r['sample']}", dark), ("", dark)]
     steps = r.get("steps") or []
     for i, s in enumerate(steps):

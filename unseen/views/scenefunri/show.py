@@ -41,9 +41,9 @@ from ..common import (
     kv,
     letters,
     pack,
+    record_who,
     short_id,
     status_text,
-    who,
 )
 from ..protocol import Filters
 from ..select import NoMatch, find_instance, narrow
@@ -287,8 +287,7 @@ def instance(run: RunDir, instance_id: str, console: Console, filters: Filters) 
     pictures = Pictures(console, filters.images)
     extra = _region_rows(inst)
     for r in records:
-        name = who(r["model"], _kind(r), loud=True).replace("(SIMULATED)",
-                                                             "[magenta](SIMULATED)[/]")
+        name = escape(record_who(r)).replace("(SIMULATED)", "[magenta](SIMULATED)[/]")
         console.rule(f"{escape(r['instance_id'])} · {name} · {escape(r['strategy'])} · "
                      f"sample {r['sample']}")
         head = Text()
@@ -308,12 +307,6 @@ def instance(run: RunDir, instance_id: str, console: Console, filters: Filters) 
                 console.print(step_panel(console, pictures, r, s, filters.full, extra))
         if step is None:
             console.print(_result_panel(console, pictures, r, inst, note if inst is None else ""))
-
-
-def _kind(r: dict[str, Any]) -> str:
-    from ...engine.rundir import kind_of
-
-    return kind_of(r.get("backend", ""), bool(r.get("simulated")))
 
 
 # --- one trajectory as a PNG strip -------------------------------------------------------------
@@ -347,9 +340,7 @@ def strip_record(r: dict[str, Any], inst: Instance, out: Path, *, step: int | No
         caption = (f"prediction red · truth green · IoU {100 * (m.get('iou') or 0):.1f} · "
                    f"Dist {100 * (m.get('dist') or 0):.1f}")
     tiles.append(Tile(result_view(inst, r.get("prediction"), None), caption))
-    sim = " (simulated)" if r.get("simulated") and _kind(r) == "sim" else (
-        " (rule)" if _kind(r) == "rule" else "")
-    title = (f"{r['instance_id']} · {r['model']}{sim} · {r['strategy']} · sample "
+    title = (f"{r['instance_id']} · {record_who(r)} · {r['strategy']} · sample "
              f"{r['sample']} · \u201c{inst.text.get('instruction', '')}\u201d")
     _, layout = strip(tiles, out, height=height, title=title)
     return layout
