@@ -56,8 +56,8 @@ Every probability is affine in ``h`` and in ``a`` separately, so with independen
 expectation over scenes of any outcome probability is the same function of E[h] and E[a]
 (:func:`mean_rates`): :mod:`.power` computes its true differences that way, exactly.
 
-**Reasoning traces.** :func:`respond_with_trace` adds a reasoning trace to a share ``traces``
-of the answered replies that choose a block (0: a provider that returns none), written to
+**Reasoning traces.** :func:`.simulated.respond_with_trace` adds a reasoning trace to a share
+``traces`` of the answered replies that choose a block (0: a provider that returns none), written to
 latent codes of the codebook (:mod:`.traces`, :func:`.traces.sim_codes`) drawn from the chosen
 block's role: the own-view block reads ``own_view`` (``prior_knowledge`` with probability
 ``trace_prior``), the director-view block ``director_view``, the largest-digit visible block
@@ -86,7 +86,6 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from .prompts import Condition, build, parse_condition
-from .traces import sim_codes, write_trace
 
 #: Report kinds (index 0, 1, 2 of :attr:`RoleProbs.report`).
 REPORTS = ("correct", "adds_hidden", "drops_one")
@@ -409,64 +408,6 @@ def sample(knobs: DirectorKnobs, condition: str | Condition, key: dict[str, Any]
     return outs[-1][1]
 
 
-_PROSE_BEFORE = ("Looking at the picture, the partition blocks part of the director's view.",
-                 "Let me work out what the director can see first.", "Here is my answer:")
-_PROSE_AFTER = ("I hope this helps.", "That is my final answer.", "(Based on the picture.)")
-_UNANSWERED = ("I cannot tell from the picture which block is meant.",
-               "The blocks are hard to read in this image.", '{"answer": "unclear"}')
-
-
-def format_reply(fields: dict[str, Any], noise: float, rng: random.Random) -> str:
-    """The JSON of ``fields``, with probability ``noise`` in a noisier form that
-    ``parse_reply`` still reads: fenced, wrapped in prose, numbers in quotes, or after a draft."""
-    body = json.dumps(fields)
-    if rng.random() >= noise:
-        return body
-    style = rng.randrange(4)
-    if style == 0:
-        return f"```json\n{json.dumps(fields, indent=2)}\n```"
-    if style == 1:
-        return f"{rng.choice(_PROSE_BEFORE)}\n{body}\n{rng.choice(_PROSE_AFTER)}"
-    if style == 2:
-        quoted = {k: [str(x) for x in v] if isinstance(v, list) else str(v)
-                  for k, v in fields.items()}
-        return json.dumps(quoted)
-    draft = {k: v for k, v in fields.items() if k != "block"} or {"note": "draft"}
-    return f"Draft: {json.dumps(draft)}\nFinal answer:\n```\n{body}\n```"
-
-
-def unanswered_reply(fields: list[str] | tuple[str, ...], rng: random.Random) -> str:
-    """A reply that ``parse_reply`` reads as unanswered for ``fields``."""
-    style = rng.randrange(3)
-    if style == 0:
-        return rng.choice(_UNANSWERED)
-    if style == 1:  # a field missing
-        return json.dumps({f: None for f in fields[:-1]} | {"reason": "not sure"})
-    return "{" + ", ".join(f'"{f}": ' for f in fields)[:-2] + "..."  # cut off
-
-
-def _reply(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
-           seed: int) -> tuple[str, dict[str, Any] | None]:
-    """The reply text (as :func:`respond`) and the full outcome it was drawn from (``None``
-    for an unanswered reply)."""
-    fields = list(oracle["fields"])
-    if rng.random() >= knobs.answer_rate:
-        return unanswered_reply(fields, rng), None
-    scene = str(oracle.get("instance", ""))
-    key = {f: oracle[f] for f in KEY_FIELDS if f in oracle}
-    offset, acc_offset = scene_offsets(knobs, scene, seed)
-    full = sample(knobs, oracle["condition"], key, rng, offset, acc_offset, scene)
-    return format_reply({f: full[f] for f in fields}, knobs.format_noise, rng), full
-
-
-def respond(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
-            seed: int = 0) -> str:
-    """The reply text to one request of the ``director`` strategy (``oracle``: its
-    ``Request.oracle``): the fields of ``oracle["fields"]`` only. Each turn is answered with
-    probability ``answer_rate``; a turn's fields come from one outcome drawn with ``rng``."""
-    return _reply(knobs, oracle, rng, seed)[0]
-
-
 def choice_role(block: int, key: dict[str, Any], scene_id: str | None = None) -> str:
     """The role (:data:`CHOICES`) of a chosen block; where one block has two roles (the
     director-view block is also the largest on the table), the director-view role wins."""
@@ -477,27 +418,3 @@ def choice_role(block: int, key: dict[str, Any], scene_id: str | None = None) ->
     if block == key.get("largest_digit_visible"):
         return "ldv"
     return "other"
-
-
-def respond_with_trace(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
-                       seed: int = 0) -> tuple[str, str | None]:
-    """:func:`respond`'s reply text (the same text for the same ``rng`` state), and a
-    reasoning trace where the turn asks a block, the reply is answered and a draw falls under
-    ``traces`` (module docstring, "Reasoning traces"); else ``None``."""
-    text, full = _reply(knobs, oracle, rng, seed)
-    if full is None or "block" not in oracle["fields"]:
-        return text, None
-    # every draw for the trace comes from its own generator, seeded after the text is drawn,
-    # so the text stays what respond() gives
-    trng = random.Random(rng.getrandbits(64))
-    if trng.random() >= knobs.traces:
-        return text, None
-    scene = str(oracle.get("instance", ""))
-    key = {f: oracle[f] for f in KEY_FIELDS if f in oracle}
-    pl = plan(oracle["condition"])
-    block = int(full["block"])
-    report = full.get(pl.report) if pl.report else None
-    visible = list(report) if report is not None else list(key["visible_digits"])
-    codes = sim_codes(choice_role(block, key, scene), report, pl.report is not None or pl.count,
-                      knobs, trng, chosen_hidden=block == key["hidden_digit"])
-    return text, write_trace(codes, block, int(key["hidden_digit"]), visible, trng)
