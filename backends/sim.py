@@ -9,7 +9,7 @@ Deterministic given the seed and the whole request (images and overlays included
 Spec: ``sim[:PROFILE][,knob=value,...]``, e.g. ``sim``, ``sim:strong``, ``sim:default,skill=0.9``.
 A benchmark adds its own tasks (:func:`task`) and knobs with a prefix (:func:`register_knobs`)
 in a module listed under the entry-point group ``unseen.sim_tasks``: the Director Task's are
-spelled ``dir_...`` (``sim:director-strong,dir_uplift=0.6``, ``evals.director.simulated``).
+spelled ``dir_...`` (``sim:director-strong,dir_uplift=0.6``, ``evals.director.sim_tasks``).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def test_the_built_ins_are_entry_points_like_any_plug_in():
             "unseen.evals.director.strategy"} <= named("unseen.strategies")
     assert {"unseen.backends.sim", "unseen.backends.openai_chat",
             "unseen.backends.gemini"} <= named("unseen.backends")
-    assert {"unseen.backends.sim_tasks", "unseen.evals.director.simulated"} <= named(
+    assert {"unseen.backends.sim_tasks", "unseen.evals.director.sim_tasks"} <= named(
         "unseen.sim_tasks")
 
 

@@ -1,12 +1,7 @@
-"""The simulated Director respondent's replies, and the simulator's Director tasks.
-
-The respondent's probability model is :mod:`.respondent`; here its outcomes become reply
-text (:func:`respond`, with a reasoning trace: :func:`respond_with_trace`), and ``sim`` learns
-the Director Task: the ``director`` task (one turn of a condition, :class:`.oracle.DirectorTruth`),
-the ``director-code`` task (a batch of traces coded by reading them back,
-:class:`.oracle.CoderTruth`), the ``dir_`` knobs and the ``director-*`` profiles. The module is
-listed under the entry-point group ``unseen.sim_tasks``, so the simulator knows the Director
-Task whichever module was imported first. The effects are knobs, not findings.
+"""The simulated Director respondent's replies: the outcomes of its probability model
+(:mod:`.respondent`) as reply text (:func:`respond`), with a reasoning trace
+(:func:`respond_with_trace`). ``sim`` answers the ``director`` task with them
+(:mod:`.sim_tasks`). The effects are knobs, not findings.
 """
 
 from __future__ import annotations
@@ -15,9 +10,7 @@ import json
 import random
 from typing import Any
 
-from ...engine.oracle import Respondent, SimAnswer, register_knobs, sim_task
-from .coding.coder import sim_code
-from .oracle import CoderTruth, DirectorTruth
+from .oracle import DirectorTruth
 from .respondent import DirectorKnobs, choice_role, plan, sample, scene_offsets
 from .traces import sim_codes, write_trace
 
@@ -100,34 +93,3 @@ def respond_with_trace(knobs: DirectorKnobs, truth: DirectorTruth, rng: random.R
                       pl.report is not None or pl.count, knobs, trng,
                       chosen_hidden=block == key["hidden_digit"])
     return text, write_trace(codes, block, int(key["hidden_digit"]), visible, trng)
-
-
-# --- the simulator's Director tasks -----------------------------------------------------------
-
-#: Simulated Director respondents (knobs: :class:`.respondent.DirectorKnobs`, spelled ``dir_``).
-SIM_PROFILES = {
-    "director-flat": {"dir_uplift": 0.0, "dir_uplift_mean": 0.0, "dir_follow_report": 0.0},
-    "director-strong": {"dir_uplift": 0.8, "dir_uplift_mean": 0.03, "dir_want_factor": 0.5,
-                        "dir_will_factor": 1.1, "dir_combined_factor": 0.05},
-    "director-oracle": {"dir_vis_acc": 1.0, "dir_hidden_novis": 0.0, "dir_uplift": 0.0,
-                        "dir_hidden_mean": 0.0, "dir_uplift_mean": 0.0, "dir_miss": 0.0,
-                        "dir_answer_rate": 1.0, "dir_format_noise": 0.0, "dir_count_acc": 1.0,
-                        "dir_top_digit_pull": 0.0, "dir_scene_sd": 0.0, "dir_acc_scene_sd": 0.0},
-}
-register_knobs("dir_", DirectorKnobs, SIM_PROFILES)
-
-
-@sim_task("director")
-def answer_director(sim: Respondent, truth: DirectorTruth, rng: random.Random) -> SimAnswer:
-    """One turn of a Director condition: the JSON fields of ``truth.fields`` only, drawn
-    from the respondent model with the ``dir_`` knobs; scene offsets from the scene id and
-    ``seed``. A turn that chooses a block carries a reasoning trace (``dir_traces``)."""
-    text, trace = respond_with_trace(sim.extra("dir_"), truth, rng, seed=sim.seed)
-    return SimAnswer(text, reasoning=trace)
-
-
-@sim_task("director-code")
-def answer_coding(sim: Respondent, truth: CoderTruth, rng: random.Random) -> str:
-    """A batch coded by reading the simulator's own traces back (``dir_coder_error``: the
-    share of items given a wrong reading)."""
-    return sim_code(truth.items, truth.second_pass, sim.extra("dir_").coder_error, rng)
