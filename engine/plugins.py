@@ -9,6 +9,9 @@ exactly as the project does::
     [project.entry-points."unseen.backends"]
     my-provider = "my_package.backend"     # a module whose @provider decorators register
 
+An entry may also name an object (``my_package.bench:BENCHMARK``): the registry then holds
+that object under the entry's name.
+
 A :class:`Registry` imports every module of its group before it answers its first lookup,
 so what it holds never depends on which module happened to be imported first. A
 registration made in process (a test's ``@strategy``, whenever it runs) wins over one that a
@@ -54,11 +57,13 @@ class Registry(MutableMapping[str, T]):
         try:
             for ep in entry_points(group=self.group):
                 try:
-                    ep.load()
+                    obj = ep.load()
                 except Exception as exc:  # a broken plug-in names itself, not a traceback
                     raise PluginError(
                         f"entry point {ep.name} = {ep.value} of {self.group} cannot be "
                         f"loaded: {type(exc).__name__}: {exc}") from exc
+                if ep.attr:  # ``module:object``: the object is the plug-in
+                    self[ep.name] = obj
         finally:
             self._loading = False
 

@@ -63,9 +63,10 @@ def strategy(
 
     ``benchmark`` names the benchmark whose instances the strategy reads (``run.json``'s
     ``benchmark``); ``asks(params)`` the kinds of answer its requests ask for (the
-    ``oracle`` task: ``box``, ``choice``, ``cells``, ...), so a respondent without a model
-    that cannot give them is refused before the run; ``iterates`` says how its steps read as
-    iterations when it narrows a region step by step (see ``engine.graph.Iterates``).
+    ``task`` of their truth, ``Request.oracle``: ``box``, ``choice``, ``cells``, ...), so a
+    respondent without a model that cannot give them is refused before the run;
+    ``iterates`` says how its steps read as iterations when it narrows a region step by step
+    (see ``engine.graph.Iterates``).
     """
 
     def deco(build: Callable[[Any], Any]) -> Callable[[Any], Any]:

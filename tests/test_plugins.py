@@ -138,6 +138,14 @@ def test_a_registration_in_process_wins_whenever_the_group_loads(tmp_path, monke
         sys.modules.pop("group_mod", None)
 
 
+def test_an_entry_point_may_name_the_object_itself(tmp_path, monkeypatch):
+    install(tmp_path, monkeypatch, "unseen.test_objects", {"object_mod": "THING = 'an object'\n"})
+    dist = next(tmp_path.glob("*.dist-info"))
+    (dist / "entry_points.txt").write_text("[unseen.test_objects]\nthing = object_mod:THING\n")
+    reg: Registry[str] = Registry("unseen.test_objects", "thing")
+    assert dict(reg) == {"thing": "an object"}
+
+
 def test_a_broken_plug_in_names_itself_in_one_line(tmp_path, monkeypatch):
     install(tmp_path, monkeypatch, "unseen.test_broken", {"broken_mod": "import no_such_module\n"})
     reg: Registry[str] = Registry("unseen.test_broken", "thing")
