@@ -19,18 +19,11 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ...engine.backend import Backend
-from ...engine.graph import Parsed, StrategyState, ask_node, user_message
-from ...engine.types import (
-    AnswerSpec,
-    Decoding,
-    ImagePart,
-    Message,
-    Reply,
-    Request,
-    Step,
-    TextPart,
-)
+from ...engine.graph import Parsed, StrategyState, ask_node
+from ...engine.types import AnswerSpec, Decoding, Reply, Request, Step
+from ...strategies.kit import image_turn, text_turn
 from ...strategies.registry import StrategyError, strategy
+from .oracle import DirectorTruth, SceneKey
 from .parse import parse_reply
 from .prompts import Prompt, PromptError, build, parse_condition
 
@@ -61,11 +54,12 @@ def prompt_for(condition: str, state: StrategyState) -> Prompt:
     return build(condition, {"id": state["instance"].id, "visible_digits": truth["visible_digits"]})
 
 
-def director_oracle(state: StrategyState, condition: str, turn: int, fields: list[str]) -> dict[str, Any]:
-    """The key, for simulated respondents only (see ``Request.oracle``)."""
+def director_oracle(state: StrategyState, condition: str, turn: int,
+                    fields: list[str]) -> DirectorTruth:
+    """The scene's key, for simulated respondents only (``Request.oracle``)."""
     inst = state["instance"]
-    return {"task": "director", "instance": inst.id, "condition": condition, "turn": turn,
-            "fields": fields, **inst.truth}
+    return DirectorTruth(instance=inst.id, condition=condition, turn=turn, fields=fields,
+                         key=SceneKey.of(inst.truth))
 
 
 @strategy("director", params=DirectorParams,
@@ -83,11 +77,10 @@ def build_director(params: DirectorParams) -> StateGraph:
     def turn_node(turn: int):
         def request(state: StrategyState, backend: Backend) -> Request:
             prompt = prompt_for(params.condition, state)
-            image = ImagePart(path=state["instance"].image)
-            msgs = [Message(role="user", parts=user_message(prompt.turns[0], image))]
+            msgs = [image_turn(state["instance"], prompt.turns[0])]
             for k, step in enumerate((state.get("steps") or [])[:turn]):
-                msgs += [Message(role="assistant", parts=[TextPart(text=step.reply.text)]),
-                         Message(role="user", parts=[TextPart(text=prompt.turns[k + 1])])]
+                msgs += [text_turn(step.reply.text, role="assistant"),
+                         text_turn(prompt.turns[k + 1])]
             fields = prompt.fields_per_turn[turn]
             # each batch samples anew (§3 "Batches"): no reply shared with another batch
             return Request(messages=msgs, decoding=decoding, sample=state.get("sample", 0),

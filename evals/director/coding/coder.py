@@ -25,8 +25,10 @@ from pydantic import BaseModel, ConfigDict
 
 from ....engine.backend import Backend
 from ....engine.graph import Parsed, StrategyState, ask_node
-from ....engine.types import Decoding, Message, Reply, Request, Step, TextPart
+from ....engine.types import Decoding, Reply, Request, Step
+from ....strategies.kit import text_turn
 from ....strategies.registry import strategy
+from ..oracle import CoderTruth
 from ..parse import parse_reply
 from ..traces import last_sentence, read_trace, trace_quotes
 from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
@@ -56,10 +58,9 @@ def build_coder(params: CoderParams) -> StateGraph:
     def request(state: StrategyState, backend: Backend) -> Request:
         meta = state["instance"].meta
         text = batch_prompt(meta["items"], second_pass=meta["second_pass"])
-        return Request(messages=[Message(role="user", parts=[TextPart(text=text)])],
-                       decoding=decoding, sample=state.get("sample", 0),
-                       oracle={"task": "director-code", "items": meta["items"],
-                               "second_pass": meta["second_pass"]},
+        return Request(messages=[text_turn(text)], decoding=decoding,
+                       sample=state.get("sample", 0),
+                       oracle=CoderTruth(items=meta["items"], second_pass=meta["second_pass"]),
                        tags={"items": len(meta["items"])})
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
