@@ -1,4 +1,5 @@
-"""README.md, "Making a strategy answerable offline": its two examples, run as written."""
+"""docs/writing-a-strategy.md, "Making a strategy answerable offline": its two examples, run
+as written."""
 
 from __future__ import annotations
 
@@ -16,21 +17,21 @@ from unseen.engine.oracle import TASKS, Truth
 from unseen.engine.types import Message, Request, TextPart
 from unseen.strategies.registry import STRATEGIES
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "writing-a-strategy.md"
 
 
 def examples() -> list[str]:
-    """The Python blocks of the README's subsection, in order."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index("### Making a strategy answerable offline")
-    end = text.find("\n#", start + 10)
+    """The Python blocks of the guide's subsection, in order."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index("## Making a strategy answerable offline")
+    end = text.find("\n## ", start + 10)
     section = text[start: end if end > 0 else len(text)]
     return [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", section, re.S)]
 
 
 @pytest.fixture
 def registered(monkeypatch):
-    """Run README code in a namespace; what it registers is removed afterwards."""
+    """Run the guide's code in a namespace; what it registers is removed afterwards."""
     monkeypatch.setattr(Truth, "kinds", dict(Truth.kinds))
     names = {"strategies": set(STRATEGIES), "tasks": set(TASKS)}
     yield
@@ -48,7 +49,7 @@ def test_the_readme_has_both_examples():
 
 
 def test_the_strategy_example_runs_offline(sample_data, tmp_path, registered):
-    code = compile(examples()[0], "README.md", "exec", dont_inherit=True)
+    code = compile(examples()[0], "writing-a-strategy.md", "exec", dont_inherit=True)
     exec(code, {"__name__": "readme_example"})
     out = tmp_path / "run"
     unseen.run(sample_data, ["look-behind"], ["sim:oracle"], out=out, limit=3, cache=False,
@@ -69,7 +70,7 @@ def test_the_strategy_example_runs_offline(sample_data, tmp_path, registered):
 
 async def test_the_kind_example_is_answered_by_sim(registered):
     ns: dict = {"__name__": "readme_example"}
-    exec(compile(examples()[1], "README.md", "exec", dont_inherit=True), ns)
+    exec(compile(examples()[1], "writing-a-strategy.md", "exec", dont_inherit=True), ns)
     truth = ns["CountTruth"](instance="scene-1", count=4)
     request = Request(messages=[Message(role="user", parts=[TextPart(text="How many?")])],
                       oracle=truth)
