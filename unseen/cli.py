@@ -16,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from . import settings
+from .engine.envfile import load_env_file
 from .engine.errors import UnseenError
 from .engine.sanitize import SafeConsole, shown
 
@@ -898,6 +899,7 @@ def director_power(
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:
+        load_env_file()  # provider keys from ./.env; the environment wins
         rc = app(standalone_mode=False)
         if isinstance(rc, int):  # click hands back the code of a typer.Exit here
             sys.exit(rc)
