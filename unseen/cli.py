@@ -16,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from . import settings
+from .cli_help import reflow_help
 from .engine.envfile import load_env_file
 from .engine.errors import UnseenError
 from .engine.sanitize import SafeConsole, shown
@@ -894,6 +895,10 @@ def director_power(
     if traced:
         out.print(f"left out: {traced} comparisons on coded reasoning traces (the simulation "
                   "draws no traces)")
+
+
+# every command is registered by now: paragraphs that rewrap, and an example each
+reflow_help(app)
 
 
 def main() -> None:
