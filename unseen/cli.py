@@ -184,6 +184,7 @@ def compare(
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
     paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
+    pool: Annotated[bool, typer.Option("--pool", help="Pool a model and strategy that several runs hold into one row (refused without it).")] = False,
 ) -> None:
     """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
 
@@ -197,7 +198,7 @@ def compare(
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    rows = summarize(run_dirs, baseline=baseline, seed=seed)
+    rows = summarize(run_dirs, baseline=baseline, seed=seed, pool=pool)
     if paper:
         rows += paper_rows()
     result = render(rows, fmt, width=out.width)

@@ -95,3 +95,18 @@ def _delta_note(rows: Sequence[dict[str, Any]]) -> str:
         return ""
     return (f"Δ: paired difference against {base} of the same model; "
             "* its paired-bootstrap interval excludes 0")
+
+
+def _pool_note(rows: Sequence[dict[str, Any]]) -> str:
+    """Which rows pool one (model, strategy) from several runs (``compare --pool``)."""
+    by: dict[tuple[str, ...], list[str]] = {}
+    for r in rows:
+        if len(r.get("runs") or ()) > 1:
+            by.setdefault(tuple(r["runs"]), []).append(f"{r['model']} {r['strategy']}")
+    parts = []
+    for runs, names in by.items():
+        which = ("every row" if len(names) == len(rows) else
+                 ", ".join(names) if len(names) <= 3 else f"{len(names)} rows")
+        parts.append(f"{which} from {' + '.join(runs)}")
+    return ("pooled (--pool): " + "; ".join(parts) + " (n counts every run's trajectories; "
+            "an instance in several runs counts as several samples)") if parts else ""

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.journal import JournalError, latest, line_of
-from ...engine.rundir import RunDir, RunDirError  # noqa: F401 - RunDirError: its old home
+from ...engine.rundir import RunDir, RunDirError
 from ...engine.userfiles import read_json_object
 from ...renderers.figures import GridCell, GridRow
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
@@ -44,6 +44,10 @@ from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export 
 from .report_formats import render  # noqa: F401 - re-exported: render(summarize(...))
 
 _RECORD_KEY = {"cacc75": "cacc75", "cacc50": "cacc50", "miou": "iou", "dist": "dist"}
+
+
+class PoolError(RunDirError):
+    """Runs that share a (model, strategy), compared without ``pool``."""
 
 
 def journal_of(run_dir: str | Path) -> Path:
@@ -118,7 +122,7 @@ def kind_of(backend: str, simulated: bool) -> str:
 
 def summarize(
     run_dirs: Iterable[str | Path], baseline: str | None = None, *, seed: int = 0,
-    resamples: int = RESAMPLES, level: float = LEVEL,
+    resamples: int = RESAMPLES, level: float = LEVEL, pool: bool = True,
 ) -> list[dict[str, Any]]:
     """Rows keyed ``model``, ``strategy``, ``n``, ``answered``, the metrics and cost columns.
 
@@ -133,6 +137,10 @@ def summarize(
     bootstrap) and ``delta_<metric>_sig`` (the interval excludes zero). The baseline row
     itself, and rows of a model without a baseline row, get ``None`` there.
 
+    ``runs`` lists the run directories a row's trajectories come from. A (model, strategy)
+    found in several runs is pooled into one row (its instances' samples from every run);
+    with ``pool=False`` that is a :class:`PoolError` naming the runs instead.
+
     Rows come sorted: real models, then simulated ones, then reference rules; within a
     model the baseline strategy first.
     """
@@ -141,7 +149,9 @@ def summarize(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
                  "out": 0, "sec": 0.0, "simulated": False, "backend": ""}
     )
-    for rec in current_records(run_dirs):
+    runs_of: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    for run_dir, rec in ((d, rec) for d in run_dirs for rec in current_records([d])):
+        runs_of[(rec["model"], rec["strategy"])][str(run_dir)] = None
         g = groups[(rec["model"], rec["strategy"])]
         g["n"] += 1
         g["by_instance"][rec["instance_id"]].append(rec.get("metrics") or {})
@@ -156,6 +166,8 @@ def summarize(
             usage = reply.get("usage") or {}
             g["in"] += usage.get("input_tokens", 0)
             g["out"] += usage.get("output_tokens", 0)
+    if not pool:
+        _refuse_pooling(runs_of)
     if baseline and not any(s == baseline for _, s in groups):
         raise RunDirError(f"baseline strategy {baseline!r} is not in these runs")
 
@@ -171,6 +183,7 @@ def summarize(
             "model": model, "strategy": strat, "kind": kind_of(g["backend"], g["simulated"]),
             "source": "run", "backend": g["backend"], "simulated": g["simulated"],
             "n": n, "instances": len(ids), "answered": 100 * g["answered"] / n,
+            "runs": list(runs_of[(model, strat)]),
         }
         for j, m in enumerate(METRIC_COLUMNS):
             row[m] = float(point[j])
@@ -188,6 +201,18 @@ def summarize(
     rows.sort(key=lambda r: (KIND_ORDER[r["kind"]], r["model"], r["strategy"] != baseline,
                              r["strategy"]))
     return [{k: _nan_to_none(v) for k, v in r.items()} for r in rows]
+
+
+def _refuse_pooling(runs_of: dict[tuple[str, str], dict[str, None]]) -> None:
+    """A :class:`PoolError` naming the first (model, strategy) that several runs hold."""
+    shared = {k: list(v) for k, v in runs_of.items() if len(v) > 1}
+    if not shared:
+        return
+    (model, strat), runs = next(iter(shared.items()))
+    more = f" (and {len(shared) - 1} more such pairs)" if len(shared) > 1 else ""
+    raise PoolError(f"model {model}, strategy {strat} is in several runs ({', '.join(runs)})"
+                    f"{more}: pass --pool to pool each into one row, or compare the runs one "
+                    "at a time")
 
 
 def _nanmean(mat: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from .cells import (
     _label,
     _n,
     _nan_to_none,
+    _pool_note,
     _split,
     _star,
 )
@@ -31,10 +32,10 @@ from .paper import CITATION, NOTE
 def render(rows: list[dict[str, Any]], fmt: str = "table", width: int | None = None) -> str | Any:
     """Rows as ``json``, ``csv``, ``md`` or ``latex`` text, or a rich renderable for ``table``.
 
-    Rows whose ``source`` is ``paper`` (see ``paper.paper_rows``) are rendered as a separate
-    block labelled "quoted from the paper, not measured". A table wider than ``width``
-    leaves out cost columns (seconds, tokens, calls, answered %: in that order) until it fits,
-    and says so in its caption.
+    Rows whose ``source`` is ``paper`` (see ``paper.paper_rows``) are laid out as the paper's
+    Tables 2 and 3, beside ours (``paper_layout``), labelled "quoted from the paper, not
+    measured"; ``json`` and ``csv`` list them as rows. A table wider than ``width`` leaves
+    columns out and folds labels (``report_table``) and says so under it.
     """
     if fmt == "json":
         return json.dumps([{k: _nan_to_none(v) for k, v in r.items()} for r in rows], indent=2)
@@ -47,7 +48,17 @@ def render(rows: list[dict[str, Any]], fmt: str = "table", width: int | None = N
     if fmt == "table":
         from .report_table import rich_table
 
-        return rich_table(rows, width)
+        run, quoted = _split(rows)
+        if not quoted:
+            return rich_table(run, width)
+        from rich.console import Group
+        from rich.text import Text
+
+        from .paper_tables import rich as paper_rich
+
+        return Group(rich_table(run, width), Text(""),
+                     Text(f"{NOTE.capitalize()}: {CITATION}, beside ours", style="bold magenta"),
+                     paper_rich(run, quoted, width))
     raise ValueError(f"unknown format {fmt!r}; choose table, json, csv, md or latex")
 
 
@@ -88,18 +99,12 @@ def _md(rows: list[dict[str, Any]]) -> str:
 
     lines = [line(headers), "|" + "---|" * 3 + "--:|" * (len(headers) - 3)]
     lines += [line(cells(r)) for r in run]
+    if pooled := _pool_note(run):
+        lines += ["", f"_{pooled}_"]
     if quoted:
-        q_headers = ["model", "paper prompt", "as strategy", *(HEADERS[m] for m in METRIC_COLUMNS)]
-        lines += ["", f"**{NOTE.capitalize()}** ({CITATION}, ×100; Δ as printed there, "
-                      "against the basic prompt; no intervals were published)", "",
-                  line(q_headers), "|" + "---|" * 3 + "--:|" * 4]
-        for r in quoted:
-            metric_cells = []
-            for m in METRIC_COLUMNS:
-                d = r.get(f"delta_{m}")
-                metric_cells.append(_fmt(r[m]) + (f" ({_fmt(d, sign=True)})" if d is not None
-                                                   else ""))
-            lines.append(line([_label(r), r["paper_setting"], r["strategy"], *metric_cells]))
+        from .paper_tables import md as paper_md
+
+        lines += ["", f"### {NOTE.capitalize()}: {CITATION}, beside ours", paper_md(run, quoted)]
     return "\n".join(lines)
 
 
@@ -137,17 +142,19 @@ def _latex(rows: list[dict[str, Any]]) -> str:
                  *(metric(r, m) for m in METRIC_COLUMNS), *cost]
         return " & ".join(cells) + r" \\"
 
-    notes = [n.replace("Δ", "Delta") for n in (_ci_note(run), _delta_note(run)) if n]
+    notes = [n.replace("Δ", "Delta") for n in (_ci_note(run), _delta_note(run), _pool_note(run))
+             if n]
     lines = [f"% SceneFunRI, metrics x100. {'; '.join(notes)}." if notes else
              "% SceneFunRI, metrics x100.",
              "% Needs \\usepackage{booktabs}. Costs are per instance.",
              r"\begin{tabular}{ll" + "r" * (ncol - 2) + "}", r"\toprule",
              " & ".join(headers) + r" \\", r"\midrule"]
     lines += [row(r) for r in run]
-    if quoted:
-        lines += [r"\midrule",
-                  rf"\multicolumn{{{ncol}}}{{l}}{{\emph{{{NOTE.capitalize()}}} "
-                  rf"({_tex(CITATION)}; small signed numbers: change against the basic prompt, as printed)}} \\"]
-        lines += [row(r) for r in quoted]
     lines += [r"\bottomrule", r"\end{tabular}"]
+    if quoted:
+        from .paper_tables import latex as paper_latex
+
+        lines += ["", rf"% \emph{{{NOTE.capitalize()}}}: {_tex(CITATION)}, beside ours",
+                  rf"\noindent\emph{{{NOTE.capitalize()}}} ({_tex(CITATION)}), beside ours\par",
+                  paper_latex(run, quoted, _tex)]
     return "\n".join(lines)
