@@ -34,7 +34,8 @@ def loaded(args: list[str], tmp_path, code: str = PROBE) -> tuple[str, set[str]]
     return proc.stdout, modules
 
 
-@pytest.mark.parametrize("args", [["--help"], ["strategies"], ["backends"], ["compare", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["strategies"], ["backends"], ["benchmarks"],
+                                  ["compare", "--help"]])
 def test_listing_commands_import_no_graph_library(args, tmp_path):
     out, modules = loaded(args, tmp_path)
     assert out.strip(), "the command printed nothing: the probe did not run it"

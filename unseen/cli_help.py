@@ -30,6 +30,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "export": ("unseen export runs/gpt --html report/",),
     "strategies": ("unseen strategies",),
     "backends": ("unseen backends",),
+    "benchmarks": ("unseen benchmarks",),
     "data": ("unseen data sample --out data/sample",),
     "data sample": ("unseen data sample --out data/sample",),
     "data build": ("unseen data build --scenefun3d scans/ --out data/built",),
