@@ -28,12 +28,16 @@ def no_keys(monkeypatch, tmp_path):
     return tmp_path
 
 
-def test_keys_come_from_the_file_when_the_environment_lacks_them(no_keys):
+def test_keys_come_from_the_file_when_the_environment_lacks_them(no_keys, monkeypatch):
     (no_keys / ".env").write_text(
         f'# keys\nOPENAI_API_KEY="{FILE_KEY}"\nexport GEMINI_API_KEY=AIza{"k" * 35}\n'
-        "OPENAI_BASE_URL=http://127.0.0.1:9/v1\nUNRELATED=value\n", encoding="utf-8")
+        "OPENAI_BASE_URL=http://127.0.0.1:9/v1\nUNRELATED=value\nPLUGIN_API_KEY=pk-12345678\n",
+        encoding="utf-8")
+    monkeypatch.setenv("PLUGIN_API_KEY", "x")
+    monkeypatch.delenv("PLUGIN_API_KEY")  # a plug-in backend's key: taken too
     taken = load_env_file()
-    assert sorted(taken) == ["GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"]
+    assert sorted(taken) == ["GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                             "PLUGIN_API_KEY"]
     assert os.environ["OPENAI_API_KEY"] == FILE_KEY
     assert os.environ["GEMINI_API_KEY"] == "AIza" + "k" * 35
     assert "UNRELATED" not in os.environ  # only the variables the backends read
