@@ -10,9 +10,8 @@ unanswered (the first box stays in its Step).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
@@ -30,6 +29,9 @@ from .kit import (
     text_turn,
 )
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 #: what the two turns ask beyond the task, for offline respondents (``engine.oracle``)
 COT_CUES = frozenset({Cue.REASONING})
@@ -52,6 +54,9 @@ def _first_turn(state: StrategyState, backend: Backend) -> Message:
 
 
 def _graph(params: CotParams, reflect: bool) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     def ask_cot(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         return Request(messages=[_first_turn(state, backend)], decoding=decoding(params),

@@ -9,9 +9,8 @@ it from the model's convention to pixels, clip it to the image.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
@@ -29,6 +28,9 @@ from .kit import (
     render,
 )
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 Prompt = Literal["basic", "hidden", "common", "both"]
 #: what each prompt variant adds to the task, for offline respondents (``engine.oracle``)
@@ -81,6 +83,9 @@ def answered(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]
           summary="one question, one box; prompt=basic|hidden|common|both",
           recursion_limit=lambda p: 5)
 def build_direct(params: DirectParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     def build(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         extra, tags = hints(params.prompt, inst)

@@ -25,10 +25,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
@@ -58,6 +56,10 @@ from .kit import (
     render,
 )
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import StateGraph
 
 LABELS = ["A", "B"]
 SIDES = {"vertical": ("the left part", "the right part"),
@@ -133,6 +135,9 @@ def question(inst: Instance, mode: str, t: int, unsure: bool = False) -> str:
           iterates=Iterates(length=lambda p: p.T, ceiling_name="halving",
                             ceiling=lambda gt, w, h, p: halving_regions(gt, w, h, p.T, p.share)))
 def build_spoe(params: SpoeParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     options = LABELS + (["C"] if params.unsure else [])
 
     def build(state: StrategyState, backend: Backend) -> Request:

@@ -10,9 +10,8 @@ overlay spec and the region after the round. Eliminating every cell is an unusab
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
@@ -22,6 +21,9 @@ from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
 from ..engine.types import Reply, Request, Step
 from .kit import cells_answer, cells_truth, decoding, full_region, image_turn, render
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 
 class GridParams(BaseModel):
@@ -86,6 +88,9 @@ def grid_regions(truth: list[float], w: int, h: int, params: GridParams) -> list
           recursion_limit=lambda p: p.T + 5, asks=lambda p: {"cells"},
           iterates=Iterates(length=lambda p: p.T, ceiling=grid_regions, ceiling_name="grid"))
 def build_grid(params: GridParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     k = params.rows * params.cols
 
     def region(state: StrategyState) -> list[float]:

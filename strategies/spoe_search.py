@@ -13,9 +13,8 @@ region on the frontier after it, so per-step curves read as "the answer after t 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
@@ -32,6 +31,9 @@ from .kit import (
 )
 from .registry import strategy
 from .spoe import LABELS, candidates, halving_regions, question, survivor
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 
 class SearchParams(BaseModel):
@@ -74,6 +76,9 @@ def best_first_regions(truth: list[float], w: int, h: int,
           iterates=Iterates(length=lambda p: p.budget or 2 * p.T, ceiling=best_first_regions,
                             ceiling_name="best-first"))
 def build_search(params: SearchParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     budget = params.budget or 2 * params.T
 
     def expandable(state: StrategyState) -> dict[str, Any] | None:

@@ -16,6 +16,8 @@ import typer
 from rich.markup import escape
 
 from . import settings
+from .cli_help import reflow_help
+from .engine.envfile import load_env_file
 from .engine.errors import UnseenError
 from .engine.sanitize import SafeConsole, shown
 
@@ -182,6 +184,7 @@ def compare(
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
     paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
+    pool: Annotated[bool, typer.Option("--pool", help="Pool a model and strategy that several runs hold into one row (refused without it).")] = False,
 ) -> None:
     """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
 
@@ -195,7 +198,7 @@ def compare(
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    rows = summarize(run_dirs, baseline=baseline, seed=seed)
+    rows = summarize(run_dirs, baseline=baseline, seed=seed, pool=pool)
     if paper:
         rows += paper_rows()
     result = render(rows, fmt, width=out.width)
@@ -208,20 +211,44 @@ def compare(
 @app.command()
 def figure(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
-    instances: Annotated[str, typer.Option(help="Instance ids, comma-separated: one column each.")],
     out_file: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    instances: Annotated[str | None, typer.Option(help="Instance ids, comma-separated: one column each.")] = None,
+    worst: Annotated[int | None, typer.Option(min=1, help="Instead of --instances: the N instances with the highest mean Dist over the rows drawn.")] = None,
+    best: Annotated[int | None, typer.Option(min=1, help="Instead of --instances: the N instances with the lowest mean Dist over the rows drawn.")] = None,
+    random_n: Annotated[int | None, typer.Option("--random", min=1, help="Instead of --instances: N instances drawn at random (--seed).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --random.")] = 0,
     model: Annotated[list[str] | None, typer.Option(help="Only this model; repeatable.")] = None,
     strategy: Annotated[list[str] | None, typer.Option(help="Only this strategy label; repeatable.")] = None,
     sample: Annotated[int, typer.Option(min=0, help="Which sample of each instance to draw.")] = 0,
     dpi: Annotated[int, typer.Option(min=30, max=600, help="Resolution of the PNG.")] = 120,
 ) -> None:
-    """A grid of predictions (red) and ground truth (green): a column per instance, a row per (model, strategy)."""
+    """A grid of predictions (red) and ground truth (green): a column per instance, a row per
+    (model, strategy).
+
+    Name the instances with --instances, or let --worst N, --best N or --random N pick them
+    by the mean Dist of the trajectories drawn (the rows that pass --model, --strategy and
+    --sample)."""
+    from .evals.scenefunri.picks import instance_dist, pick
     from .evals.scenefunri.report import figure_cells
     from .renderers.figures import prediction_grid
 
-    ids = [i.strip() for i in instances.split(",") if i.strip()]
-    if not ids:
-        raise UserError("--instances needs at least one instance id")
+    given = {k: v for k, v in (("instances", instances), ("worst", worst), ("best", best),
+                               ("random", random_n)) if v is not None}
+    if len(given) != 1:
+        raise UserError("name the instances with one of --instances, --worst N, --best N or "
+                        f"--random N (got {', '.join('--' + k for k in given) or 'none'})")
+    if instances is not None:
+        ids = [i.strip() for i in instances.split(",") if i.strip()]
+        if not ids:
+            raise UserError("--instances needs at least one instance id")
+    else:
+        (how, n), = given.items()
+        scores = instance_dist(run_dirs, sample=sample, models=model, strategies=strategy)
+        ids = pick(scores, how, n, seed)
+        if not ids:
+            raise UserError("no scored trajectories match (check --model, --strategy, --sample)")
+        out.print(f"{how} {len(ids)}: " + ", ".join(f"{i} (Dist {scores[i]:.1f})" for i in ids),
+                  soft_wrap=True, highlight=False, markup=False)
     insts, rows = figure_cells(run_dirs, ids, sample=sample, models=model, strategies=strategy)
     if not rows:
         raise UserError("no trajectories of these instances match (check --model, --strategy, --sample)")
@@ -895,9 +922,14 @@ def director_power(
                   "draws no traces)")
 
 
+# every command is registered by now: paragraphs that rewrap, and an example each
+reflow_help(app)
+
+
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:
+        load_env_file()  # provider keys from ./.env; the environment wins
         rc = app(standalone_mode=False)
         if isinstance(rc, int):  # click hands back the code of a typer.Exit here
             sys.exit(rc)

@@ -13,9 +13,8 @@ cap, reasoning effort medium (``reasoning_effort=none`` leaves it to the provide
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ...engine.backend import Backend
@@ -26,6 +25,9 @@ from ...strategies.registry import StrategyError, strategy
 from .oracle import DirectorTruth, SceneKey
 from .parse import parse_reply
 from .prompts import Prompt, PromptError, build, parse_condition
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 FIELD_TYPES = {"visible": "ints", "known": "ints", "block": "int", "count": "int"}
 
@@ -66,6 +68,9 @@ def director_oracle(state: StrategyState, condition: str, turn: int,
           summary="a Director Task condition: condition=<request>[/<question>][+<insert>]",
           recursion_limit=lambda p: 6, benchmark="director", asks=lambda p: {"director"})
 def build_director(params: DirectorParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     if not params.condition:
         raise StrategyError("director needs condition=<request>[/<question>][+<insert>], "
                          "e.g. director:condition=move")

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
 from ....engine.backend import Backend
@@ -32,6 +31,9 @@ from ..oracle import CoderTruth
 from ..parse import parse_reply
 from ..traces import last_sentence, read_trace, trace_quotes
 from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 #: The highest reasoning effort the OpenAI API names (see the module docstring).
 MAX_EFFORT = "max"
@@ -50,6 +52,9 @@ class CoderParams(BaseModel):
           recursion_limit=lambda p: 5, benchmark="director-coding",
           asks=lambda p: {"director-code"})
 def build_coder(params: CoderParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     effort = None if params.reasoning_effort in (None, "none") else params.reasoning_effort
     decoding = Decoding(temperature=params.temperature, max_tokens=params.max_tokens,
                         reasoning_effort=effort,
