@@ -42,12 +42,15 @@ def curve_figure(rows: list[dict[str, Any]], metric: str,
     if any(simulated.values()):
         ax.set_title("SIMULATED respondents (sim): not findings about models", fontsize=8)
     colors: dict[str, Any] = {}
-    k = 0
+    k = ceilings = 0
     for (model, strategy), pts in series.items():
         pts.sort()
         xs, ys = zip(*pts, strict=True)
-        if model.startswith("oracle"):
-            ax.plot(xs, ys, ":", color="0.3", lw=2, label=f"oracle ceiling ({strategy})")
+        if model.startswith("oracle"):  # grey, each ceiling its own dash and open marker
+            dash = (0, (1, 1 + 2 * ceilings))
+            ax.plot(xs, ys, color="0.3", lw=2, ls=dash, marker="osD^v<>"[ceilings % 7], ms=4,
+                    mfc="none", label=f"oracle ceiling ({strategy})")
+            ceilings += 1
             continue
         sim = " (sim)" if simulated.get((model, strategy)) else (
             " (human)" if (model, strategy) in humans else "")
@@ -74,7 +77,7 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
               baselines: dict[str, dict[str, float]] | None = None) -> Path:
     """One line per (model, strategy) over t, each with its own colour and marker (no two
     series share both: :func:`style_of`); each model's ``direct`` result dashed in the colour
-    of its first line; the oracle ceiling dotted grey; simulated respondents marked and said
+    of its first line; each oracle ceiling grey with its own dash and open marker; simulated respondents marked and said
     so in the title; the legend outside the axes."""
     fig = curve_figure(rows, metric, baselines)
     out = Path(out)
