@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.cache import ReplyCache
+from ..engine.envfile import load_env_file
 from .base import BackendConfigError, BaseBackend, make_backend, provider, providers
 from .profiles import Profile, profile_for
 from .reliable import Reliable
@@ -24,7 +25,9 @@ def connect(
     wrapped with a concurrency limit, timeouts, retries and the reply cache.
 
     ``options`` go to the provider: ``base_url``, ``api_key``, ``box_format``, ...
+    Keys the environment lacks are read from ``./.env`` (``engine/envfile.py``).
     """
+    load_env_file()
     inner = make_backend(spec, timeout_s=timeout_s, **options)
     return Reliable(inner, concurrency=concurrency, timeout_s=timeout_s,
                     max_attempts=max_attempts, backoff_base_s=backoff_base_s, cache=cache)

@@ -1,4 +1,10 @@
-"""Shared pieces of the model clients: defaults, the provider registry and ``connect``."""
+"""Shared pieces of the model clients: defaults and the provider registry.
+
+A provider is a factory ``factory(target, *, spec, **options)`` registered with
+``@provider(name, usage)``; a package (the built-ins included, see pyproject.toml) lists the
+modules that hold its providers under the entry-point group ``unseen.backends``
+(``engine.plugins``: the idiom strategies and simulator tasks share).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from typing import Any
 from ..engine.backend import Backend, Capabilities
 from ..engine.box import CONVENTIONS, unknown_convention
 from ..engine.errors import UnseenError
+from ..engine.plugins import Registry
 from ..engine.types import Instance, Reply, Request
 from .profiles import profile_for
 
@@ -54,15 +61,19 @@ class BaseBackend:
         """Release connections."""
 
 
+ENTRY_POINT_GROUP = "unseen.backends"
 Factory = Callable[..., Backend]
-_PROVIDERS: dict[str, tuple[Factory, str]] = {}
+#: name → (factory, usage); usage is the spec syntax, or a function that says it
+PROVIDERS: Registry[tuple[Factory, str | Callable[[], str]]] = Registry(ENTRY_POINT_GROUP,
+                                                                        "backend")
 
 
-def provider(name: str, usage: str) -> Callable[[Factory], Factory]:
-    """Register a backend factory ``factory(target, **options)`` under ``name``."""
+def provider(name: str, usage: str | Callable[[], str]) -> Callable[[Factory], Factory]:
+    """Register a backend factory ``factory(target, *, spec, **options)`` under ``name``;
+    ``usage`` says its spec syntax (a function where it lists what plug-ins add)."""
 
     def deco(factory: Factory) -> Factory:
-        _PROVIDERS[name] = (factory, usage)
+        PROVIDERS[name] = (factory, usage)
         return factory
 
     return deco
@@ -70,33 +81,20 @@ def provider(name: str, usage: str) -> Callable[[Factory], Factory]:
 
 def providers() -> dict[str, str]:
     """Registered providers and their spec syntax."""
-    _load_builtin()
-    return {name: usage for name, (_, usage) in sorted(_PROVIDERS.items())}
-
-
-def _load_builtin() -> None:
-    from . import (  # noqa: F401 - they register
-        baseline,
-        gemini,
-        human,
-        openai_chat,
-        openai_responses,
-        sim,
-        vllm_local,
-    )
+    return {name: usage() if callable(usage) else usage
+            for name, (_, usage) in sorted(PROVIDERS.items())}
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
     """The bare backend for ``provider:target`` (no retries, cache or concurrency limit); a
     provider whose target is optional takes its options straight after its name
     (``human,port=8765``)."""
-    _load_builtin()
     name, _, target = spec.partition(":")
     if "," in name:  # provider,option=... with no target
         name, _, rest = name.partition(",")
         target = "," + rest + (":" + target if target else "")
-    if name not in _PROVIDERS:
-        known = ", ".join(sorted(_PROVIDERS))
+    if name not in PROVIDERS:
+        known = ", ".join(sorted(PROVIDERS))
         raise BackendConfigError(f"unknown backend {name!r} in {spec!r}; known: {known}")
-    factory, usage = _PROVIDERS[name]
+    factory, _usage = PROVIDERS[name]
     return factory(target, spec=spec, **options)

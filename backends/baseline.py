@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.box import Box
+from ..engine.oracle import BoxTruth
 from ..engine.types import Instance, Reply, Request
 from .base import BackendConfigError, BaseBackend, provider
 
@@ -52,14 +53,15 @@ class Baseline(BaseBackend):
         self._n = len(self._norm)
         self._sum = [sum(v[i] for v in self._norm.values()) for i in range(4)]
 
-    def box(self, oracle: dict[str, Any], sample: int) -> Box:
-        w, h = oracle["width"], oracle["height"]
+    def box(self, truth: BoxTruth, sample: int) -> Box:
+        """The rule's box in the truth's frame (only its size and instance are read)."""
+        w, h = truth.width, truth.height
         if self.rule == "full":
             return Box.full(w, h)
         if self.rule == "center":
             return Box(x1=w / 4, y1=h / 4, x2=3 * w / 4, y2=3 * h / 4)
         if self.rule == "random":
-            seed = hashlib.sha256(f"{oracle['instance']}|{sample}".encode()).digest()
+            seed = hashlib.sha256(f"{truth.instance}|{sample}".encode()).digest()
             rng = random.Random(int.from_bytes(seed[:8], "big"))
             area = rng.uniform(0.05, 0.5)
             aspect = rng.uniform(0.5, 2.0)
@@ -70,7 +72,7 @@ class Baseline(BaseBackend):
         # prior: leave this instance out
         if self._sum is None:
             raise ProviderError("config", "baseline:prior needs the dataset (prepare() not called)")
-        mine = self._norm.get(oracle["instance"])
+        mine = self._norm.get(truth.instance or "")
         n = self._n - (1 if mine else 0)
         if n <= 0:
             raise ProviderError("config", "baseline:prior needs at least two instances")
@@ -78,10 +80,10 @@ class Baseline(BaseBackend):
         return Box(x1=m[0] * w, y1=m[1] * h, x2=m[2] * w, y2=m[3] * h)
 
     async def complete(self, request: Request) -> Reply:
-        oracle = request.oracle
-        if not oracle or oracle.get("task") != "box":
+        truth = request.oracle
+        if not isinstance(truth, BoxTruth):
             raise ProviderError("client", "baselines answer box tasks only")
-        values = [round(v, 2) for v in self.box(oracle, request.sample).to_list()]
+        values = [round(v, 2) for v in self.box(truth, request.sample).to_list()]
         return Reply(text=json.dumps({"box": values}), finish_reason="stop")
 
 

@@ -1,14 +1,15 @@
 """``sim``: a seeded, simulated respondent for offline runs, tests and power analysis.
 
-It sees the truth through ``Request.oracle``, a side channel that real backends never read
-and that is never sent, cached or logged. Its behaviour is set by explicit knobs (below), and
-every output labels it a simulation. Deterministic given the seed and the whole request
-(images and overlays included).
+It sees the truth through ``Request.oracle``, a typed side channel (``engine.oracle``) that
+real backends never read and that is never sent, cached or logged. Each kind of truth is
+answered by the simulator task its ``task`` names (SceneFunRI's: ``.sim_tasks``). Its
+behaviour is set by explicit knobs (below), and every output labels it a simulation.
+Deterministic given the seed and the whole request (images and overlays included).
 
 Spec: ``sim[:PROFILE][,knob=value,...]``, e.g. ``sim``, ``sim:strong``, ``sim:default,skill=0.9``.
-A benchmark adds its own task (:func:`task`) and knobs with a prefix (:func:`register_knobs`):
-the Director Task's are spelled ``dir_...`` (``sim:director-strong,dir_uplift=0.6``), wired in
-by ``unseen.director``.
+A benchmark adds its own tasks (:func:`task`) and knobs with a prefix (:func:`register_knobs`)
+in a module listed under the entry-point group ``unseen.sim_tasks``: the Director Task's are
+spelled ``dir_...`` (``sim:director-strong,dir_uplift=0.6``, ``evals.director.sim_tasks``).
 """
 
 from __future__ import annotations
@@ -16,19 +17,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import math
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine.backend import Capabilities, ProviderError
-from ..engine.box import Box, BoxError
 from ..engine.cache import request_key
+from ..engine.oracle import KNOBS as EXTRA_KNOBS
+from ..engine.oracle import PROFILES, TASKS, SimAnswer, register_knobs
+from ..engine.oracle import sim_task as task
 from ..engine.types import Reply, Request, Usage
 from .base import BackendConfigError, BaseBackend, provider
+
+__all__ = ["EXTRA_KNOBS", "PROFILES", "TASKS", "Sim", "SimAnswer", "SimKnobs", "parse_sim_spec",
+           "register_knobs", "task"]
 
 
 class SimKnobs(BaseModel):
@@ -44,14 +47,16 @@ class SimKnobs(BaseModel):
     box_format: str = "norm1000"  # the convention it answers in
     delay_s: float = 0.0  # simulated latency
     seed: int = 0
-    # how prompt variants move `skill` (simulated effects, not findings about models)
+    # how a prompt's cues (engine.oracle.Cue) move `skill` (simulated effects, not findings
+    # about models): hidden, commonsense, reasoning, reflection
     hidden_gain: float = 0.15
     common_gain: float = -0.05
     cot_gain: float = 0.05
     reflect_gain: float = 0.05
 
 
-PROFILES: dict[str, dict[str, Any]] = {
+# the simulator's own profiles; a benchmark registers its own (``register_knobs``)
+PROFILES.update({
     "default": {},
     "weak": {"skill": 0.15, "size": 3.0},
     "strong": {"skill": 0.7, "spread": 0.4, "size": 2.0},
@@ -62,159 +67,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "gemini": {"box_format": "gemini"},
     "qwen2.5": {"box_format": "qwen2.5"},
     "unit": {"box_format": "unit"},
-}
-
-_NATIVE_KEY = {"gemini": "box_2d", "qwen2.5": "bbox_2d"}
-
-
-@dataclass(frozen=True)
-class SimAnswer:
-    """An answer with more than its text: log-probabilities of its tokens, a reasoning trace
-    (``Reply.reasoning``, as reasoning models return one)."""
-
-    text: str
-    logprobs: list | None = None
-    reasoning: str | None = None
-
-
-# task name → answer function; later benchmarks add their own tasks
-# an answer is the reply text, (text, log-probabilities of its tokens), or a SimAnswer
-Answer = Callable[["Sim", dict[str, Any], random.Random], "str | tuple[str, list] | SimAnswer"]
-TASKS: dict[str, Answer] = {}
-
-
-def task(name: str) -> Callable[[Answer], Answer]:
-    def deco(fn: Answer) -> Answer:
-        TASKS[name] = fn
-        return fn
-
-    return deco
-
-
-# knob prefix → the knobs a benchmark's task reads (e.g. "dir_" → the Director respondent's)
-EXTRA_KNOBS: dict[str, type[BaseModel]] = {}
-
-
-def register_knobs(prefix: str, knobs: type[BaseModel],
-                   profiles: dict[str, dict[str, Any]] | None = None) -> None:
-    """Knobs of a benchmark's task, spelled ``<prefix><knob>`` in a spec, and profiles that
-    may set them (and the box knobs)."""
-    EXTRA_KNOBS[prefix] = knobs
-    PROFILES.update(profiles or {})
-
-
-def _fmt(values: list[float], convention: str) -> list[float | int]:
-    return [round(v, 3) for v in values] if convention == "unit" else [round(v) for v in values]
-
-
-def effective_skill(k: SimKnobs, prompt: str | None) -> float:
-    """``skill`` moved by the prompt variant: hidden, common, both, cot or reflect."""
-    gain = {"hidden": k.hidden_gain, "common": k.common_gain,
-            "both": k.hidden_gain + k.common_gain, "cot": k.cot_gain,
-            "reflect": k.cot_gain + k.reflect_gain}.get(prompt or "", 0.0)
-    return min(1.0, max(0.0, k.skill + gain))
-
-
-_REASONING = (
-    "Step 1. The task needs a small functional part of the furniture it names.\n"
-    "Step 2. It is not visible in the image; something stands in front of it.\n"
-    "Step 3. From where such parts usually are and the furniture in view, it must be here.\n"
-)
-
-
-@task("box")
-def answer_box(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
-    """A box near the truth with probability ``skill`` (moved by the prompt variant), else
-    a guess, in its convention; chain-of-thought prompts get reasoning before the box."""
-    k = sim.knobs
-    prompt = oracle.get("prompt")
-    skill = effective_skill(k, prompt)
-    w, h = oracle["width"], oracle["height"]
-    truth = Box.of(oracle["truth"])
-    if rng.random() < k.unparseable:
-        return rng.choice(["I cannot determine where the object is.",
-                           "The object is not visible in the image.", "Sorry, unsure."])
-    scale = math.exp(rng.gauss(0, k.size_jitter))
-    bw = min(w, max(4.0, truth.width * k.size * scale))
-    bh = min(h, max(4.0, truth.height * k.size * scale))
-    if rng.random() < skill:
-        cx = truth.center[0] + rng.gauss(0, k.spread * truth.width)
-        cy = truth.center[1] + rng.gauss(0, k.spread * truth.height)
-    else:
-        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
-    cx = min(max(cx, bw / 2), w - bw / 2)
-    cy = min(max(cy, bh / 2), h - bh / 2)
-    try:
-        box = Box(x1=cx - bw / 2, y1=cy - bh / 2, x2=cx + bw / 2, y2=cy + bh / 2).clip(w, h)
-    except BoxError:
-        box = Box.full(w, h)
-    values = _fmt(box.to_convention(k.box_format, w, h), k.box_format)
-    key = _NATIVE_KEY.get(k.box_format, "box")
-    body = json.dumps({key: values})
-    if prompt in ("cot", "reflect"):
-        return _REASONING + "Final answer: " + body
-    if rng.random() < k.format_noise:
-        style = rng.randrange(3)
-        if style == 0:
-            return f"```json\n{body}\n```"
-        if style == 1:
-            return f"The target should be just behind the furniture. Answer: {body} (estimated)."
-        return json.dumps(values)
-    return body
-
-
-@task("choice")
-def answer_choice(sim: Sim, oracle: dict[str, Any],
-                  rng: random.Random) -> str | tuple[str, list]:
-    """Pick among labelled regions: with probability ``skill`` the right one (the region
-    holding less of the truth when eliminating, more when keeping; ties go to the first),
-    else a random one; offered "C" (unsure), it takes it, with probability ``skill``, when
-    the truth lies across both regions."""
-    k = sim.knobs
-    if rng.random() < k.unparseable:
-        return rng.choice(["Both regions look equally likely.", "I cannot tell."])
-    truth = Box.of(oracle["truth"])
-    cover = [truth.intersection(Box.of(r)) for r in oracle["regions"]]
-    labels = oracle["labels"]
-    # offered a way out, a calibrated respondent takes it when the target straddles the cut
-    if "C" in oracle.get("options", ()) and all(c > 0 for c in cover) and rng.random() < k.skill:
-        return "C"
-    if oracle.get("mode", "eliminate") == "eliminate":
-        right = labels[min(range(len(cover)), key=lambda i: (cover[i], i))]
-    else:
-        right = labels[max(range(len(cover)), key=lambda i: (cover[i], -i))]
-    label = right if rng.random() < k.skill else rng.choice(labels)
-    # log-probabilities, as a calibrated respondent would give them: surer when right
-    q = rng.uniform(0.6, 0.97) if label == right else rng.uniform(0.5, 0.75)
-    others = [x for x in labels if x != label]
-    logprobs = [{"token": label, "logprob": math.log(q), "top": [
-        {"token": label, "logprob": math.log(q)},
-        *({"token": x, "logprob": math.log((1 - q) / len(others))} for x in others)]}]
-    text = label
-    if rng.random() < k.format_noise:
-        text = rng.choice([f"Region {label}", f"**{label}**", json.dumps({"choice": label}),
-                           f"The answer is {label}."])
-    return text, logprobs
-
-
-@task("cells")
-def answer_cells(sim: Sim, oracle: dict[str, Any], rng: random.Random) -> str:
-    """Name grid cells to eliminate: each cell without the target is named with probability
-    ``skill``, each cell holding part of it with probability (1 - skill) / 2; at least one
-    cell is always kept."""
-    k = sim.knobs
-    if rng.random() < k.unparseable:
-        return "All cells look plausible."
-    truth = Box.of(oracle["truth"])
-    gone = []
-    for i, cell in enumerate(oracle["regions"], start=1):
-        holds = truth.intersection(Box.of(cell)) > 0
-        if rng.random() < ((1 - k.skill) / 2 if holds else k.skill):
-            gone.append(i)
-    if len(gone) == len(oracle["regions"]):
-        gone.pop(rng.randrange(len(gone)))
-    return json.dumps({"eliminate": gone})
-
+})
 
 class Sim(BaseBackend):
     provider = "sim"
@@ -234,8 +87,12 @@ class Sim(BaseBackend):
 
     @property
     def answers(self) -> frozenset[str]:
-        """The tasks registered so far: each benchmark teaches the simulator its own."""
+        """The tasks it answers: the ``unseen.sim_tasks`` group's and any registered since."""
         return frozenset(TASKS)
+
+    @property
+    def seed(self) -> int:
+        return self.knobs.seed
 
     def extra(self, prefix: str) -> Any:
         """The knobs registered under ``prefix``: as the spec set them, else the defaults."""
@@ -252,19 +109,20 @@ class Sim(BaseBackend):
         messages (image bytes and overlay specs by digest, as the reply cache keys them),
         decoding, sample and draw. Two SPoE rounds with the same text but other regions
         drawn on the image thus get independent draws; the same request, the same draw."""
-        oracle = request.oracle or {}
-        blob = json.dumps([self.knobs.seed, oracle.get("instance"),
-                           request_key("sim", "", request)], separators=(",", ":"))
+        instance = request.oracle.instance if request.oracle is not None else None
+        blob = json.dumps([self.knobs.seed, instance, request_key("sim", "", request)],
+                          separators=(",", ":"))
         return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
 
     async def complete(self, request: Request) -> Reply:
-        oracle = request.oracle
-        if not oracle or oracle.get("task") not in TASKS:
-            raise ProviderError("client", "the sim backend needs a strategy that supports it "
-                                f"(task {oracle.get('task') if oracle else None!r} unknown)")
+        truth = request.oracle
+        if truth is None or truth.task not in TASKS:
+            raise ProviderError("client", "the sim backend needs a strategy that puts a truth "
+                                "on its requests (README: Making a strategy answerable "
+                                f"offline); task {truth.task if truth else None!r} unknown")
         if self.knobs.delay_s > 0:
             await asyncio.sleep(self.knobs.delay_s)
-        answer = TASKS[oracle["task"]](self, oracle, self._rng(request))
+        answer = TASKS[truth.task](self, truth, self._rng(request))
         if not isinstance(answer, SimAnswer):
             text, logprobs = answer if isinstance(answer, tuple) else (answer, None)
             answer = SimAnswer(text, logprobs)
@@ -310,7 +168,7 @@ def parse_sim_spec(target: str) -> tuple[str, SimKnobs, dict[str, BaseModel]]:
     return name, knobs, extras  # type: ignore[return-value]
 
 
-@provider("sim", "sim[:PROFILE][,knob=value...]  (offline simulation; profiles: "
+@provider("sim", lambda: "sim[:PROFILE][,knob=value...]  (offline simulation; profiles: "
           + ", ".join(PROFILES) + ")")
 def _sim(target: str, *, spec: str, box_format: str | None = None, **_: Any) -> Sim:
     name, knobs, extras = parse_sim_spec(target)

@@ -20,7 +20,8 @@ import tomllib
 
 from rich.console import Console
 
-from unseen.evals.director.power import parse_effects, power_report, render
+from unseen.evals.director.power import parse_effects
+from unseen.evals.director.power_report import power_report, render
 from unseen.evals.director.study import Design, load_design
 
 DESIGN = """

@@ -30,7 +30,7 @@ from unseen.engine.types import Reply, RunConfig
 from unseen.evals.scenefunri import load_dataset, scorer
 from unseen.evals.scenefunri.sample import write_test_set
 from unseen.strategies import build, strategy
-from unseen.strategies.direct import box_oracle, read_box
+from unseen.strategies.kit import box_truth, read_box
 
 TARGET_MS = 0.5  # unseen's own share per step, beyond LangGraph's floor
 
@@ -56,7 +56,7 @@ def _loop(params):
         inst = state["instance"]
         return Request(messages=[Message(role="user", parts=[
             ImagePart(path=inst.image), TextPart(text=f"step {state.get('t', 0)}")])],
-            oracle=box_oracle(state))
+            oracle=box_truth(state["instance"]))
 
     def parse(state, backend, reply):
         inst = state["instance"]

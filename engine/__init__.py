@@ -15,6 +15,8 @@ _EXPORTS = {
     "Parsed": ".graph", "StrategySpec": ".graph", "StrategyState": ".graph",
     "ask_node": ".graph", "backend_of": ".graph",
     "iter_records": ".journal", "iter_trajectories": ".journal", "latest": ".journal",
+    "BoxTruth": ".oracle", "CellsTruth": ".oracle", "ChoiceTruth": ".oracle", "Cue": ".oracle",
+    "Truth": ".oracle", "sim_task": ".oracle",
     "Runner": ".runner", "RunResult": ".runner", "trajectory_key": ".runner",
     "AnswerSpec": ".types", "Decoding": ".types", "ErrorInfo": ".types", "ImagePart": ".types", "Instance": ".types",
     "Message": ".types", "Reply": ".types", "Request": ".types", "RunConfig": ".types",

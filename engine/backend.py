@@ -43,8 +43,8 @@ class Backend(Protocol):
     simulated: bool  # True for sim and baseline respondents: labelled in every output
     cacheable: bool  # False where caching would be pointless (instant, local rules)
     capabilities: Capabilities
-    # the kinds of request (``Request.oracle["task"]``) a respondent without a model can
-    # answer; None for a model, which answers any prompt
+    # the kinds of truth (``Request.oracle.task``, engine.oracle) a respondent without a model
+    # can answer; None for a model, which answers any prompt
     answers: frozenset[str] | None
 
     async def complete(self, request: Request) -> Reply: ...

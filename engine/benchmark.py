@@ -12,19 +12,21 @@ group ``unseen.views`` by its name (``unseen.views.BenchmarkViews``): the views 
 benchmark, never the other way round, so a benchmark imports nothing of the views.
 
 Benchmarks register under the entry-point group ``unseen.benchmarks`` (the built-ins
-included), so an outside package adds one the same way; :func:`register` adds one in
-process (tests, notebooks). Nothing here imports a benchmark by name.
+included; an entry names the benchmark object, ``package.module:BENCHMARK``), through the
+registry every plug-in kind shares (``engine.plugins.Registry``), so an outside package adds
+one the same way; :func:`register` adds one in process (tests, notebooks). Nothing here
+imports a benchmark by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import UnseenError
+from .plugins import Registry
 from .types import Instance, RunConfig
 
 if TYPE_CHECKING:  # the graph module imports LangGraph: listing benchmarks must not
@@ -128,42 +130,24 @@ class Benchmark(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Benchmark] = {}
-_loaded = False
+BENCHMARKS: Registry[Benchmark] = Registry(ENTRY_POINT_GROUP, "benchmark")
 
 
 def register(bench: Benchmark) -> Benchmark:
     """Add a benchmark in process (an entry point does the same for a package)."""
-    _REGISTRY[bench.name] = bench
+    BENCHMARKS[bench.name] = bench
     return bench
-
-
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a broken plug-in names itself instead of breaking all
-            raise BenchmarkError(f"benchmark plug-in {ep.name!r} ({ep.value}) failed to "
-                                 f"load: {type(exc).__name__}: {exc}") from None
-        bench = obj() if isinstance(obj, type) else obj
-        _REGISTRY.setdefault(ep.name, bench)
 
 
 def available() -> list[Benchmark]:
     """Every registered benchmark, by name."""
-    _load()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return [BENCHMARKS[k] for k in sorted(BENCHMARKS)]
 
 
 def get(name: str) -> Benchmark:
-    _load()
-    if name not in _REGISTRY:
-        raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
+    if name not in BENCHMARKS:
+        raise BenchmarkError(BENCHMARKS.unknown(name))
+    return BENCHMARKS[name]
 
 
 def detect(data: str | Path | None, default: str = "scenefunri") -> Benchmark:

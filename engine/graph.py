@@ -11,13 +11,15 @@ import operator
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from .backend import Backend
 from .types import ErrorInfo, ImagePart, Instance, Reply, Request, Step, TextPart
+
+if TYPE_CHECKING:  # LangGraph reads the annotation as the string 'RunnableConfig' too
+    from langchain_core.runnables import RunnableConfig
 
 
 class StrategyState(TypedDict, total=False):

@@ -7,9 +7,11 @@ live in these records or in graph state.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from .oracle import Truth, truth_of
 
 
 class Instance(BaseModel):
@@ -93,7 +95,9 @@ class AnswerSpec(BaseModel):
 
 class Request(BaseModel):
     """One call to a model. ``oracle`` is a side channel for simulated and baseline
-    respondents only: real backends never read it, it is never sent, cached or logged.
+    respondents only, a typed truth (``engine.oracle``: ``BoxTruth``, ``ChoiceTruth``, ...; a
+    mapping is validated as the kind its ``task`` names): real backends never read it, it is
+    never sent, cached or logged.
     ``answer`` says what kind of answer the prompt asks for (see :class:`AnswerSpec`); a
     person's page reads it, nothing else does, and it is never sent, cached or logged."""
 
@@ -104,7 +108,8 @@ class Request(BaseModel):
     # an independent draw beyond the sample index (a study batch): requests that differ only
     # here are separate samples, never one cached reply
     draw: str = ""
-    oracle: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+    oracle: Annotated[Truth | None, BeforeValidator(truth_of)] = Field(
+        default=None, exclude=True, repr=False)
     answer: AnswerSpec | None = Field(default=None, exclude=True, repr=False)
     # notes for the journal (e.g. which commonsense entry a prompt used): never sent
     tags: dict[str, Any] = Field(default_factory=dict)

@@ -10,16 +10,23 @@ LABELS = {"dist": "Dist ×100 (lower is better)", "cacc75": "CAcc@75", "cacc50":
           "iou": "mIoU ×100", "alive": "target still inside the region (%)"}
 
 
-def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
-              baselines: dict[str, dict[str, float]] | None = None) -> Path:
-    """One line per (model, strategy) over t; each model's ``direct`` result dashed; the
-    oracle ceiling dotted grey; simulated respondents marked and said so in the title."""
-    import matplotlib
+# Ten colours and seven markers: series i gets colour i mod 10 and marker i mod 7, so no two of
+# the first 70 series (lcm(10, 7)) share both, and neighbours differ in both
+COLORS = tuple(f"C{k}" for k in range(10))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=150)
+def style_of(i: int) -> tuple[str, str]:
+    """The (colour, marker) of the ``i``-th series of a curve plot."""
+    return COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
+
+
+def curve_figure(rows: list[dict[str, Any]], metric: str,
+                 baselines: dict[str, dict[str, float]] | None = None) -> Any:
+    """The matplotlib figure of :func:`curve_png` (not saved); its legend lies to the right of
+    the axes, outside them."""
+    from matplotlib.figure import Figure  # no pyplot: no global backend, no open figures
+
     series: dict[tuple[str, str], list[tuple[int, float]]] = {}
     simulated: dict[tuple[str, str], bool] = {}
     humans: set[tuple[str, str]] = set()
@@ -28,19 +35,30 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
         simulated[(r["model"], r["strategy"])] = bool(r.get("simulated"))
         if r.get("human"):
             humans.add((r["model"], r["strategy"]))
+    n_lines = len(series) + len(baselines or {})
+    fig = Figure(figsize=(7 + 2.6 * (1 + (n_lines > 22)), max(4.2, 0.19 * min(n_lines, 22))),
+                 dpi=150)
+    ax = fig.subplots()
     if any(simulated.values()):
         ax.set_title("SIMULATED respondents (sim): not findings about models", fontsize=8)
     colors: dict[str, Any] = {}
+    k = ceilings = 0
     for (model, strategy), pts in series.items():
         pts.sort()
         xs, ys = zip(*pts, strict=True)
-        if model.startswith("oracle"):
-            ax.plot(xs, ys, ":", color="0.3", lw=2, label=f"oracle ceiling ({strategy})")
+        if model.startswith("oracle"):  # grey, each ceiling its own dash and open marker
+            dash = (0, (1, 1 + 2 * ceilings))
+            ax.plot(xs, ys, color="0.3", lw=2, ls=dash, marker="osD^v<>"[ceilings % 7], ms=4,
+                    mfc="none", label=f"oracle ceiling ({strategy})")
+            ceilings += 1
             continue
         sim = " (sim)" if simulated.get((model, strategy)) else (
             " (human)" if (model, strategy) in humans else "")
-        line = ax.plot(xs, ys, marker="o", ms=3, label=f"{model}{sim} · {strategy}")[0]
-        colors.setdefault(model, line.get_color())
+        color, marker = style_of(k)
+        k += 1
+        ax.plot(xs, ys, color=color, marker=marker, ms=4, lw=1.3,
+                label=f"{model}{sim} · {strategy}")
+        colors.setdefault(model, color)
     for model, base in (baselines or {}).items():
         if metric in base and model in colors:
             ax.axhline(base[metric], ls="--", lw=1, color=colors[model],
@@ -48,11 +66,22 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
     ax.set_xlabel("iteration t")
     ax.set_ylabel(LABELS.get(metric, metric))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, frameon=False)
+    # outside the axes, to their right: a legend inside covered the lines
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0, ncols=1 + (n_lines > 22))
     fig.tight_layout()
+    return fig
+
+
+def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
+              baselines: dict[str, dict[str, float]] | None = None) -> Path:
+    """One line per (model, strategy) over t, each with its own colour and marker (no two
+    series share both: :func:`style_of`); each model's ``direct`` result dashed in the colour
+    of its first line; each oracle ceiling grey with its own dash and open marker; simulated respondents marked and said
+    so in the title; the legend outside the axes."""
+    fig = curve_figure(rows, metric, baselines)
     out = Path(out)
-    fig.savefig(out)
-    plt.close(fig)
+    fig.savefig(out, bbox_inches="tight")
     return out
 
 

@@ -1,5 +1,8 @@
-"""Strategies: one module per method family, each a LangGraph state graph; the registry."""
+"""Strategies: one module per method family, each a LangGraph state graph; the registry;
+``kit``, the helpers every strategy's nodes share (turns, prompts, reading replies, what a
+request asks, the truth for offline respondents)."""
 
+from . import kit
 from .registry import (
     ENTRY_POINT_GROUP,
     Entry,
@@ -14,5 +17,5 @@ from .registry import (
 
 __all__ = [
     "ENTRY_POINT_GROUP", "Entry", "NoParams", "StrategyError", "available", "build", "get",
-    "parse_spec", "strategy",
+    "kit", "parse_spec", "strategy",
 ]

@@ -10,17 +10,32 @@ unanswered (the first box stays in its Step).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
 from ..engine.graph import StrategyState, ask_node
-from ..engine.types import Message, Request, TextPart
-from .direct import answered, box_answer, box_oracle, decoding, image_turn, parse_reply
-from .prompts import box_format_text, render
+from ..engine.types import Message, Request
+from .direct import answered, parse_reply
+from .kit import (
+    Cue,
+    box_answer,
+    box_format_text,
+    box_truth,
+    decoding,
+    image_turn,
+    render,
+    text_turn,
+)
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
+
+#: what the two turns ask beyond the task, for offline respondents (``engine.oracle``)
+COT_CUES = frozenset({Cue.REASONING})
+REFLECT_CUES = frozenset({Cue.REASONING, Cue.REFLECTION})
 
 
 class CotParams(BaseModel):
@@ -39,22 +54,25 @@ def _first_turn(state: StrategyState, backend: Backend) -> Message:
 
 
 def _graph(params: CotParams, reflect: bool) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     def ask_cot(state: StrategyState, backend: Backend) -> Request:
+        inst = state["instance"]
         return Request(messages=[_first_turn(state, backend)], decoding=decoding(params),
-                       sample=state.get("sample", 0), oracle=box_oracle(state, prompt="cot"),
-                       answer=box_answer(state["instance"]))
+                       sample=state.get("sample", 0), oracle=box_truth(inst, cues=COT_CUES),
+                       answer=box_answer(inst.width, inst.height))
 
     def ask_reflect(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         first = state["steps"][-1]
         text = render("reflect",
                       box_format=box_format_text(backend.box_format, inst.width, inst.height))
-        turns = [_first_turn(state, backend),
-                 Message(role="assistant", parts=[TextPart(text=first.reply.text)]),
-                 Message(role="user", parts=[TextPart(text=text)])]
+        turns = [_first_turn(state, backend), text_turn(first.reply.text, role="assistant"),
+                 text_turn(text)]
         return Request(messages=turns, decoding=decoding(params), sample=state.get("sample", 0),
-                       oracle=box_oracle(state, prompt="reflect", previous=first.parsed),
-                       answer=box_answer(inst))
+                       oracle=box_truth(inst, cues=REFLECT_CUES),
+                       answer=box_answer(inst.width, inst.height))
 
     graph = StateGraph(StrategyState)
     graph.add_node("cot", ask_node("cot", ask_cot, parse_reply, answered))

@@ -9,30 +9,35 @@ it from the model's convention to pixels, clip it to the image.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
-from ..engine.box import Box, BoxError
-from ..engine.boxtext import BoxParseError, parse_box
-from ..engine.graph import Parsed, StrategyState, ask_node, user_message
-from ..engine.types import (
-    AnswerSpec,
-    Decoding,
-    ImagePart,
-    Instance,
-    Message,
-    Reply,
-    Request,
-    Step,
-)
+from ..engine.graph import Parsed, StrategyState, ask_node
+from ..engine.types import Instance, Reply, Request, Step
 from .commonsense import lookup
-from .prompts import box_format_text, render
+from .kit import (
+    Cue,
+    box_answer,
+    box_format_text,
+    box_truth,
+    decoding,
+    image_turn,
+    read_box,
+    render,
+)
 from .registry import strategy
 
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
+
 Prompt = Literal["basic", "hidden", "common", "both"]
+#: what each prompt variant adds to the task, for offline respondents (``engine.oracle``)
+CUES: dict[str, frozenset[Cue]] = {
+    "basic": frozenset(), "hidden": frozenset({Cue.HIDDEN}),
+    "common": frozenset({Cue.COMMONSENSE}), "both": frozenset({Cue.HIDDEN, Cue.COMMONSENSE}),
+}
 
 
 class DirectParams(BaseModel):
@@ -46,35 +51,9 @@ class DirectParams(BaseModel):
     reasoning_effort: str | None = None
 
 
-def box_oracle(state: StrategyState, **extra: Any) -> dict[str, Any]:
-    """The truth, for simulated respondents only (see ``Request.oracle``)."""
-    inst = state["instance"]
-    return {"task": "box", "instance": inst.id, "truth": inst.truth.get("box"),
-            "width": inst.width, "height": inst.height, **extra}
-
-
-def box_answer(inst: Instance) -> AnswerSpec:
-    """What a box request asks for, for a respondent shown controls: one box on the whole
-    image, in its pixels (see ``Request.answer``)."""
-    return AnswerSpec(kind="box", width=inst.width, height=inst.height)
-
-
-def read_box(text: str, convention: str, width: int, height: int) -> Parsed:
-    """A reply's box in pixels of the original image, or why there is none."""
-    try:
-        values = parse_box(text)
-    except BoxParseError as exc:
-        return Parsed(error=str(exc))
-    try:
-        box = Box.from_convention(values, convention, width, height).clip(width, height)
-    except BoxError as exc:
-        return Parsed(error=f"invalid box {values} ({convention}): {exc}")
-    return Parsed(value=box.to_list(), region=box.to_list())
-
-
-def decoding(params: Any) -> Decoding:
-    return Decoding(temperature=params.temperature, seed=params.seed,
-                    max_tokens=params.max_tokens, reasoning_effort=params.reasoning_effort)
+def box_oracle(state: StrategyState, cues: frozenset[Cue] = frozenset()):
+    """The instance's truth for a box request (``kit.box_truth``; kept for old imports)."""
+    return box_truth(state["instance"], cues=cues)
 
 
 def hints(prompt: str, inst: Instance) -> tuple[str, dict[str, Any]]:
@@ -90,31 +69,32 @@ def hints(prompt: str, inst: Instance) -> tuple[str, dict[str, Any]]:
 
 
 def parse_reply(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+    """The reply's box in pixels of the instance's image."""
     inst = state["instance"]
     return read_box(reply.text, backend.box_format, inst.width, inst.height)
 
 
 def answered(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+    """A box ends the trajectory: it is the prediction."""
     return {"prediction": parsed.value, "region": parsed.region, "status": "answered"}
-
-
-def image_turn(inst: Instance, text: str) -> Message:
-    return Message(role="user", parts=user_message(text, ImagePart(path=inst.image)))
 
 
 @strategy("direct", params=DirectParams,
           summary="one question, one box; prompt=basic|hidden|common|both",
           recursion_limit=lambda p: 5)
 def build_direct(params: DirectParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     def build(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         extra, tags = hints(params.prompt, inst)
         text = render("direct", instruction=inst.text["instruction"], hints=extra,
                       box_format=box_format_text(backend.box_format, inst.width, inst.height))
         return Request(messages=[image_turn(inst, text)], decoding=decoding(params),
-                       sample=state.get("sample", 0),
-                       oracle=box_oracle(state, prompt=params.prompt), tags=tags,
-                       answer=box_answer(inst))
+                       sample=state.get("sample", 0), tags=tags,
+                       oracle=box_truth(inst, cues=CUES[params.prompt]),
+                       answer=box_answer(inst.width, inst.height))
 
     graph = StateGraph(StrategyState)
     graph.add_node("ask", ask_node("ask", build, parse_reply, answered))

@@ -1,9 +1,10 @@
 """The strategy registry: ``@strategy("name")`` and the ``unseen.strategies`` entry points.
 
 A strategy is a function from its parameters (a pydantic model) to an uncompiled LangGraph
-``StateGraph``. The registry compiles each (strategy, parameters) once. Third-party packages
-register by exposing a module under the entry-point group ``unseen.strategies``; importing
-it runs its ``@strategy`` decorators.
+``StateGraph``. The registry compiles each (strategy, parameters) once. A package (the
+built-ins included, see pyproject.toml) lists its strategy modules under the entry-point
+group ``unseen.strategies``; importing one runs its ``@strategy`` decorators
+(``engine.plugins``: the idiom backends and simulator tasks share).
 
 On the command line a strategy is ``name`` or ``name:key=value,key=value``.
 """
@@ -13,13 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine.errors import UnseenError
 from ..engine.graph import Iterates, StrategySpec
+from ..engine.plugins import Registry
 
 ENTRY_POINT_GROUP = "unseen.strategies"
 
@@ -44,9 +45,8 @@ class Entry:
     iterates: Iterates | None = None
 
 
-_REGISTRY: dict[str, Entry] = {}
+STRATEGIES: Registry[Entry] = Registry(ENTRY_POINT_GROUP, "strategy")
 _COMPILED: dict[tuple[str, str], StrategySpec] = {}
-_loaded_entry_points = False
 
 
 def strategy(
@@ -63,39 +63,28 @@ def strategy(
 
     ``benchmark`` names the benchmark whose instances the strategy reads (``run.json``'s
     ``benchmark``); ``asks(params)`` the kinds of answer its requests ask for (the
-    ``oracle`` task: ``box``, ``choice``, ``cells``, ...), so a respondent without a model
-    that cannot give them is refused before the run; ``iterates`` says how its steps read as
-    iterations when it narrows a region step by step (see ``engine.graph.Iterates``).
+    ``task`` of their truth, ``Request.oracle``: ``box``, ``choice``, ``cells``, ...), so a
+    respondent without a model that cannot give them is refused before the run;
+    ``iterates`` says how its steps read as iterations when it narrows a region step by step
+    (see ``engine.graph.Iterates``).
     """
 
     def deco(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        _REGISTRY[name] = Entry(name, params, build, summary or (build.__doc__ or "").strip(),
+        STRATEGIES[name] = Entry(name, params, build, summary or (build.__doc__ or "").strip(),
                                 recursion_limit, benchmark, asks, iterates)
         return build
 
     return deco
 
 
-def _load() -> None:
-    global _loaded_entry_points
-    from . import cot, direct, spoe, spoe_grid, spoe_search  # noqa: F401 - they register
-
-    if not _loaded_entry_points:
-        _loaded_entry_points = True
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            ep.load()
-
-
 def available() -> list[Entry]:
-    _load()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return [STRATEGIES[k] for k in sorted(STRATEGIES)]
 
 
 def get(name: str) -> Entry:
-    _load()
-    if name not in _REGISTRY:
-        raise StrategyError(f"unknown strategy {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
+    if name not in STRATEGIES:
+        raise StrategyError(STRATEGIES.unknown(name))
+    return STRATEGIES[name]
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:

@@ -25,10 +25,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
@@ -41,23 +39,27 @@ from ..engine.graph import (
     backend_of,
     prompt_text,
     request_images,
-    user_message,
 )
-from ..engine.types import (
-    AnswerSpec,
-    Decoding,
-    ErrorInfo,
-    ImagePart,
-    Message,
-    Reply,
-    Request,
-    Step,
-    Usage,
+from ..engine.types import Decoding, ErrorInfo, Instance, Reply, Request, Step, Usage
+from .kit import (
+    box_answer,
+    box_format_text,
+    box_truth,
+    choice_answer,
+    choice_confidence,
+    choice_truth,
+    decoding,
+    full_region,
+    image_turn,
+    read_box,
+    read_choice,
+    render,
 )
-from .choice import choice_confidence, read_choice
-from .direct import read_box
-from .prompts import box_format_text, render
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import StateGraph
 
 LABELS = ["A", "B"]
 SIDES = {"vertical": ("the left part", "the right part"),
@@ -115,8 +117,16 @@ def halving_regions(truth: list[float], w: int, h: int, T: int,
 
 
 def _region(state: StrategyState) -> list[float]:
-    inst = state["instance"]
-    return state.get("region") or Box.full(inst.width, inst.height).to_list()
+    return state.get("region") or full_region(state["instance"])
+
+
+def question(inst: Instance, mode: str, t: int, unsure: bool = False) -> str:
+    """Iteration t's question: which of the two halves to eliminate (or keep); ``unsure``
+    offers C, "neither is clearly less likely", through the template's slots."""
+    sides = SIDES[axis_for(t)]
+    return render(f"spoe_{mode}", instruction=inst.text["instruction"], a_side=sides[0],
+                  b_side=sides[1], unsure=render("spoe_unsure") + " " if unsure else "",
+                  letters="A, B or C" if unsure else "A or B")
 
 
 @strategy("spoe", params=SpoeParams, summary="Spatial Process of Elimination: halve, ask, repeat",
@@ -125,32 +135,25 @@ def _region(state: StrategyState) -> list[float]:
           iterates=Iterates(length=lambda p: p.T, ceiling_name="halving",
                             ceiling=lambda gt, w, h, p: halving_regions(gt, w, h, p.T, p.share)))
 def build_spoe(params: SpoeParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     options = LABELS + (["C"] if params.unsure else [])
 
     def build(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         t = state.get("t", 0) + 1
         a, b = candidates(_region(state), t, params.share)
-        sides = SIDES[axis_for(t)]
-        text = render(f"spoe_{params.mode}", instruction=inst.text["instruction"],
-                      a_side=sides[0], b_side=sides[1])
-        if params.unsure:
-            text = text.replace("Answer with one letter: A or B.",
-                                render("spoe_unsure") + " Answer with one letter: A, B or C.")
-        overlay = {"boxes": [a, b], "labels": LABELS}
+        text = question(inst, params.mode, t, params.unsure)
         caps = backend.capabilities
-        decoding = Decoding(temperature=params.temperature, seed=params.seed,
-                            choices=options if params.structured and caps.choices else None,
-                            logprobs=caps.logprobs)
-        oracle = {"task": "choice", "instance": inst.id, "truth": inst.truth.get("box"),
-                  "width": inst.width, "height": inst.height, "regions": [a, b],
-                  "labels": LABELS, "mode": params.mode, "options": options}
         return Request(
-            messages=[Message(role="user",
-                              parts=user_message(text, ImagePart(path=inst.image, overlay=overlay)))],
-            decoding=decoding, sample=state.get("sample", 0), oracle=oracle,
+            messages=[image_turn(inst, text, overlay={"boxes": [a, b], "labels": LABELS})],
+            decoding=decoding(params, logprobs=caps.logprobs,
+                              choices=options if params.structured and caps.choices else None),
+            sample=state.get("sample", 0),
+            oracle=choice_truth(inst, [a, b], LABELS, mode=params.mode, options=options),
             tags={"t": t, "axis": axis_for(t), "candidates": [a, b]},
-            answer=AnswerSpec(kind="choice", choices=options),
+            answer=choice_answer(options),
         )
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
@@ -262,28 +265,13 @@ def build_finish(state: StrategyState, backend: Backend) -> Request:
     cw, ch = crop[2] - crop[0], crop[3] - crop[1]
     text = render("spoe_finish", instruction=inst.text["instruction"],
                   box_format=box_format_text(backend.box_format, cw, ch))
-    truth = inst.truth.get("box")
-    shifted = None
-    if truth:  # the sim sees the truth in the crop's pixels
-        shifted = [truth[0] - crop[0], truth[1] - crop[1], truth[2] - crop[0], truth[3] - crop[1]]
     return Request(
-        messages=[Message(role="user", parts=user_message(
-            text, ImagePart(path=inst.image, overlay={"crop": crop})))],
+        messages=[image_turn(inst, text, overlay={"crop": crop})],
         decoding=Decoding(temperature=0.0, seed=0), sample=state.get("sample", 0),
-        oracle={"task": "box", "instance": inst.id, "width": cw, "height": ch,
-                "truth": _clip_truth(shifted, cw, ch)},
+        oracle=box_truth(inst, crop=crop),  # the respondent sees the truth in the crop
         tags={"finish": "direct", "crop": crop},
-        answer=AnswerSpec(kind="box", width=cw, height=ch),  # in the crop's pixels
+        answer=box_answer(cw, ch),  # in the crop's pixels
     )
-
-
-def _clip_truth(box: list[float] | None, w: int, h: int) -> list[float] | None:
-    if box is None:
-        return None
-    try:
-        return Box.of(box).clip(w, h).to_list()
-    except ValueError:  # the target was eliminated: the sim sees a corner instead
-        return [0.0, 0.0, min(4.0, w), min(4.0, h)]
 
 
 def parse_finish(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:

@@ -10,18 +10,20 @@ overlay spec and the region after the round. Eliminating every cell is an unusab
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
 from ..engine.box import Box
 from ..engine.boxtext import json_values, strip_fences
-from ..engine.graph import Iterates, Parsed, StrategyState, ask_node, user_message
-from ..engine.types import AnswerSpec, Decoding, ImagePart, Message, Reply, Request, Step
-from .prompts import render
+from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
+from ..engine.types import Reply, Request, Step
+from .kit import cells_answer, cells_truth, decoding, full_region, image_turn, render
 from .registry import strategy
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 
 class GridParams(BaseModel):
@@ -86,11 +88,13 @@ def grid_regions(truth: list[float], w: int, h: int, params: GridParams) -> list
           recursion_limit=lambda p: p.T + 5, asks=lambda p: {"cells"},
           iterates=Iterates(length=lambda p: p.T, ceiling=grid_regions, ceiling_name="grid"))
 def build_grid(params: GridParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     k = params.rows * params.cols
 
     def region(state: StrategyState) -> list[float]:
-        inst = state["instance"]
-        return state.get("region") or Box.full(inst.width, inst.height).to_list()
+        return state.get("region") or full_region(state["instance"])
 
     def build(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
@@ -98,14 +102,11 @@ def build_grid(params: GridParams) -> StateGraph:
         labels = [str(i) for i in range(1, k + 1)]
         text = render("grid_eliminate", instruction=inst.text["instruction"], k=k)
         return Request(
-            messages=[Message(role="user", parts=user_message(
-                text, ImagePart(path=inst.image, overlay={"boxes": grid, "labels": labels})))],
-            decoding=Decoding(temperature=params.temperature, seed=params.seed),
-            sample=state.get("sample", 0),
-            oracle={"task": "cells", "instance": inst.id, "truth": inst.truth.get("box"),
-                    "width": inst.width, "height": inst.height, "regions": grid},
+            messages=[image_turn(inst, text, overlay={"boxes": grid, "labels": labels})],
+            decoding=decoding(params), sample=state.get("sample", 0),
+            oracle=cells_truth(inst, grid),
             tags={"t": state.get("t", 0) + 1, "cells": k},
-            answer=AnswerSpec(kind="cells", choices=labels),
+            answer=cells_answer(labels),
         )
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:

@@ -13,19 +13,27 @@ region on the frontier after it, so per-step curves read as "the answer after t 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
-from ..engine.box import Box
-from ..engine.graph import Iterates, Parsed, StrategyState, ask_node, user_message
-from ..engine.types import AnswerSpec, Decoding, ImagePart, Message, Reply, Request, Step
-from .choice import choice_confidence, read_choice
-from .prompts import render
+from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
+from ..engine.types import Reply, Request, Step
+from .kit import (
+    choice_answer,
+    choice_confidence,
+    choice_truth,
+    decoding,
+    full_region,
+    image_turn,
+    read_choice,
+)
 from .registry import strategy
-from .spoe import LABELS, SIDES, axis_for, candidates, halving_regions, survivor
+from .spoe import LABELS, candidates, halving_regions, question, survivor
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 
 class SearchParams(BaseModel):
@@ -44,8 +52,7 @@ class SearchState(StrategyState, total=False):
 
 def _frontier(state: StrategyState) -> list[dict[str, Any]]:
     inst = state["instance"]
-    return state.get("frontier") or [
-        {"region": Box.full(inst.width, inst.height).to_list(), "depth": 0, "score": 1.0}]
+    return state.get("frontier") or [{"region": full_region(inst), "depth": 0, "score": 1.0}]
 
 
 def _best(frontier: list[dict[str, Any]]) -> dict[str, Any]:
@@ -69,6 +76,9 @@ def best_first_regions(truth: list[float], w: int, h: int,
           iterates=Iterates(length=lambda p: p.budget or 2 * p.T, ceiling=best_first_regions,
                             ceiling_name="best-first"))
 def build_search(params: SearchParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     budget = params.budget or 2 * params.T
 
     def expandable(state: StrategyState) -> dict[str, Any] | None:
@@ -80,21 +90,15 @@ def build_search(params: SearchParams) -> StateGraph:
         node = expandable(state)
         t = node["depth"] + 1
         a, b = candidates(node["region"], t, 0.5)
-        sides = SIDES[axis_for(t)]
-        text = render("spoe_eliminate", instruction=inst.text["instruction"],
-                      a_side=sides[0], b_side=sides[1])
         caps = backend.capabilities
         return Request(
-            messages=[Message(role="user", parts=user_message(
-                text, ImagePart(path=inst.image, overlay={"boxes": [a, b], "labels": LABELS})))],
-            decoding=Decoding(temperature=params.temperature, seed=params.seed,
-                              choices=LABELS if caps.choices else None, logprobs=True),
+            messages=[image_turn(inst, question(inst, "eliminate", t),
+                                 overlay={"boxes": [a, b], "labels": LABELS})],
+            decoding=decoding(params, choices=LABELS if caps.choices else None, logprobs=True),
             sample=state.get("sample", 0),
-            oracle={"task": "choice", "instance": inst.id, "truth": inst.truth.get("box"),
-                    "width": inst.width, "height": inst.height, "regions": [a, b],
-                    "labels": LABELS, "mode": "eliminate", "options": LABELS},
+            oracle=choice_truth(inst, [a, b], LABELS),
             tags={"expand": node["region"], "depth": t, "score": node["score"]},
-            answer=AnswerSpec(kind="choice", choices=LABELS),
+            answer=choice_answer(LABELS),
         )
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:

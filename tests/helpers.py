@@ -100,13 +100,15 @@ def run_tiny_study(folder: Path, design_text: str, backends: list[str], scenes: 
     return design, run_dir
 
 
-def key_answer(s, oracle, rng) -> str:
-    """A stand-in Director respondent for the sim backend: the right report, the right count,
-    a random block (tests that must not depend on the simulator's respondent model)."""
+def key_answer(s, truth, rng) -> str:
+    """A stand-in Director respondent for the sim backend (a ``director`` sim task, given
+    the request's ``DirectorTruth``): the right report, the right count, a random block
+    (tests that must not depend on the simulator's respondent model)."""
+    key = truth.key
     d = {}
-    for f in oracle["fields"]:
-        d[f] = {"visible": oracle["visible_digits"], "known": oracle["visible_digits"],
-                "count": len(oracle["digits"])}.get(f, rng.choice(oracle["digits"]))
+    for f in truth.fields:
+        d[f] = {"visible": key.visible_digits, "known": key.visible_digits,
+                "count": len(key.digits)}.get(f, rng.choice(key.digits))
     return json.dumps(d)
 
 

@@ -7,6 +7,7 @@ import pytest
 from PIL import Image
 
 from unseen.engine.cache import ReplyCache, request_key
+from unseen.engine.oracle import BoxTruth, Cue
 from unseen.engine.types import (
     Decoding,
     ErrorInfo,
@@ -35,8 +36,12 @@ def test_key_covers_what_shapes_a_reply(tmp_path):
     assert request_key("openai", "m", req(img, text="other")) != base
     assert request_key("openai", "m", req(img, sample=1)) != base
     assert request_key("openai", "m", req(img, temperature=1.0)) != base
-    # the oracle is a side channel: never part of the key
-    assert request_key("openai", "m", req(img, oracle={"truth": [1, 2, 3, 4]})) == base
+    # the oracle is a side channel: never part of the key, whatever truth or cues it holds
+    truth = BoxTruth(instance="i1", box=[1, 2, 3, 4], width=8, height=8)
+    assert request_key("openai", "m", req(img, oracle=truth)) == base
+    hinted = truth.model_copy(update={"cues": frozenset({Cue.HIDDEN, Cue.REASONING})})
+    assert request_key("openai", "m", req(img, oracle=hinted)) == base
+    assert "oracle" not in req(img, oracle=truth).model_dump_json()
     # same path, other bytes: another key (image bytes are hashed, not the path)
     Image.new("RGB", (8, 8), (9, 9, 9)).save(img)
     assert request_key("openai", "m", req(img)) != base

@@ -8,7 +8,8 @@ import pytest
 from rich.console import Console
 
 from unseen.evals.director import analyze as an
-from unseen.evals.director.analyze import AnalysisError, analyze, analyze_run, load_run, plot
+from unseen.evals.director.analyze import AnalysisError, analyze, analyze_run, load_run
+from unseen.evals.director.plots import plot_analysis as plot
 from unseen.evals.director.stats import Comparison, bh, round_half_away, share_interval
 from unseen.evals.director.study import Design
 from unseen.evals.director.tables import end, pct, render, tex

@@ -199,7 +199,7 @@ def test_a_coder_reply_that_cannot_be_read_leaves_the_batch_unanswered(study, tm
 
     run_dir = tmp_path / "copy"
     shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
-    monkeypatch.setitem(sim.TASKS, "director-code", lambda s, oracle, rng: "I cannot code these.")
+    monkeypatch.setitem(sim.TASKS, "director-code", lambda s, truth, rng: "I cannot code these.")
     result = run_coding(run_dir, "sim", batch_size=50, tests=0, repeats=0, cache=False,
                         progress=False).run
     assert result.answered == 0 and result.by_error == {"parse": 1}
@@ -370,9 +370,9 @@ def test_items_left_uncoded_are_asked_again_in_a_retry_round(study, tmp_path, mo
     shutil.copytree(study, run_dir, ignore=shutil.ignore_patterns("coding"))
     real = sim.TASKS["director-code"]
 
-    def half(s, oracle, rng):  # a coder that leaves out the second half of every batch
-        items = oracle["items"]
-        return real(s, {**oracle, "items": items[: len(items) // 2]}, rng)
+    def half(s, truth, rng):  # a coder that leaves out the second half of every batch
+        items = truth.items
+        return real(s, truth.model_copy(update={"items": items[: len(items) // 2]}), rng)
 
     monkeypatch.setitem(sim.TASKS, "director-code", half)
     kw = {"batch_size": 8, "tests": 4, "cache": False, "progress": False}

@@ -111,6 +111,12 @@ def test_the_numbered_tables_fit_the_terminal(paper_run):
             assert f"{number}. " in out, number
         assert "SIMULATED: the replies of" in out
         assert ("Table 13 (continued)" in out) == (width == 80)  # a grid too wide goes on
+        # no cell breaks mid-way: an interval keeps both its ends on one line, and every
+        # cell of the layouts appears whole in the text
+        for line in out.splitlines():
+            assert line.count("[") == line.count("]"), line
+        cells = {c for x in lays for r in x.rows for c in r[1:] if c}
+        assert all(c in out for c in cells), [c for c in cells if c not in out][:3]
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ from scipy.special import expit
 
 from unseen.engine.types import Instance
 from unseen.evals.director import power as P
+from unseen.evals.director import power_report as PR
 from unseen.evals.director import respondent as R
 from unseen.evals.director.fast_gee import fast_compare
 from unseen.evals.director.measures import score
@@ -185,7 +186,7 @@ def test_role_measures_agree_with_measures_score(where):
 
 
 def test_power_on_a_tiny_design_gives_sane_fields():
-    rep = P.power_report(_design(TINY), reps=6, seed=1, scenes="fixed")
+    rep = PR.power_report(_design(TINY), reps=6, seed=1, scenes="fixed")
     assert len(rep) == 4
     for r in rep:
         assert 0 <= r["power"] <= 1 and 0 <= r["excludes_zero"] <= 1
@@ -196,7 +197,7 @@ def test_power_on_a_tiny_design_gives_sane_fields():
     assert rep[0]["family"] == "s4" and rep[1]["family"] is None and rep[1]["margin"]
     assert rep[1]["within_margin"] is not None and rep[0]["within_margin"] is None
     assert rep[0]["power"] >= rep[1]["power"]
-    table = P.render(rep)
+    table = PR.render(rep)
     assert isinstance(table, Table) and table.row_count == 4
 
 
@@ -212,9 +213,9 @@ def test_simulation_is_deterministic_and_matches_exact_fits_and_workers():
 
 def test_effects_move_the_truth_and_the_power():
     d = _design(TINY, n=20)
-    none = P.power_report(d, effects={"uplift": 0.0, "follow_report": 0.0}, reps=40, seed=2,
+    none = PR.power_report(d, effects={"uplift": 0.0, "follow_report": 0.0}, reps=40, seed=2,
                           scenes="fixed")
-    big = P.power_report(d, effects={"uplift": 0.4}, reps=40, seed=2, scenes="fixed")
+    big = PR.power_report(d, effects={"uplift": 0.4}, reps=40, seed=2, scenes="fixed")
     assert none[0]["true_diff"] == pytest.approx(0.0, abs=1e-12)
     assert none[0]["power"] <= 0.2 and big[0]["power"] >= 0.9
 
@@ -233,7 +234,7 @@ base = "move/novis"
 variant = "move"
 family = "s4"
 """)
-    rep = P.power_report(d, reps=3, seed=0, models={"a": {"uplift": 0.1}, "b": {}},
+    rep = PR.power_report(d, reps=3, seed=0, models={"a": {"uplift": 0.1}, "b": {}},
                          scenes="fixed")
     assert [r["model"] for r in rep] == ["a"]
     assert rep[0]["true_diff"] < 0.2
@@ -256,7 +257,7 @@ base = "move"
 variant = "move+padding"
 family = "s4"
 """, n=40)
-    rep = P.power_report(d, reps=200, seed=11)
+    rep = PR.power_report(d, reps=200, seed=11)
     for r in rep:
         assert r["coverage"] >= 0.88, r
     assert rep[0]["power"] > 0.95 and rep[1]["true_diff"] == 0.0 and rep[1]["power"] < 0.12

@@ -43,10 +43,10 @@ conditions = ["move", "move+combined"]
 UNANSWERED = ("main-002", "move/novis")
 
 
-def _answer(s, oracle, rng):
-    if (oracle["instance"], oracle["condition"]) == UNANSWERED:
+def _answer(s, truth, rng):
+    if (truth.instance, truth.condition) == UNANSWERED:
         return "I cannot tell which block."
-    return key_answer(s, oracle, rng)
+    return key_answer(s, truth, rng)
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,12 @@ import random
 
 import pytest
 
-import unseen.director  # noqa: F401 - teaches the sim backend the Director Task
 from unseen.backends import make_backend
 from unseen.backends.sim import PROFILES, parse_sim_spec
 from unseen.engine.types import Message, Request, TextPart
 from unseen.evals.director import respondent as R
+from unseen.evals.director import simulated as S
+from unseen.evals.director.oracle import DirectorTruth, SceneKey
 from unseen.evals.director.parse import parse_reply
 from unseen.evals.director.prompts import build, conditions
 from unseen.evals.director.strategy import FIELD_TYPES
@@ -35,8 +36,8 @@ def _types(fields):
 
 def _oracle(condition, turn, key=KEY, instance="main-003"):
     fields = build(condition).fields_per_turn[turn]
-    return {"task": "director", "instance": instance, "condition": condition, "turn": turn,
-            "fields": fields, **key}
+    return DirectorTruth(instance=instance, condition=condition, turn=turn, fields=fields,
+                         key=SceneKey(**key))
 
 
 def _request(condition, turn=0, sample=0, key=KEY, instance="main-003"):
@@ -120,12 +121,12 @@ def test_every_condition_and_turn_parses_and_answers_only_the_fields_asked():
         for turn, fields in enumerate(build(cond).fields_per_turn):
             oracle = _oracle(cond, turn)
             for _ in range(6):
-                got = parse_reply(R.respond(noisy, oracle, rng), _types(fields))
+                got = parse_reply(S.respond(noisy, oracle, rng), _types(fields))
                 assert got is not None and set(got) == set(fields)
                 assert all(d in KEY["digits"] for d in got.get("visible", []))
-            assert list(json.loads(R.respond(plain, oracle, rng))) == fields
+            assert list(json.loads(S.respond(plain, oracle, rng))) == fields
             for _ in range(3):
-                assert parse_reply(R.respond(silent, oracle, rng), _types(fields)) is None
+                assert parse_reply(S.respond(silent, oracle, rng), _types(fields)) is None
 
 
 async def test_backend_is_deterministic_and_two_turns_split_the_fields():

@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import unseen.director  # noqa: F401 - teaches the sim backend the Director Task
 from unseen.backends import make_backend
 from unseen.engine.types import Message, Request, TextPart
 from unseen.evals.director import respondent as R
+from unseen.evals.director import simulated as S
 from unseen.evals.director import traces as T
 from unseen.evals.director.coding.codebook import READINGS, SEES, Codes
+from unseen.evals.director.oracle import DirectorTruth, SceneKey
 from unseen.evals.director.prompts import build
 
 # a main-set key: the hidden block 7 is the largest on the table; 5 is the director-view block,
@@ -27,8 +28,8 @@ ALL = [Codes(reading=r, sees=s, works_out=w) for r in READINGS for s in SEES for
 
 def _oracle(condition, turn=0, key=KEY, instance="main-003"):
     fields = build(condition).fields_per_turn[turn]
-    return {"task": "director", "instance": instance, "condition": condition, "turn": turn,
-            "fields": fields, **key}
+    return DirectorTruth(instance=instance, condition=condition, turn=turn, fields=fields,
+                         key=SceneKey(**key))
 
 
 def _request(condition, turn=0, sample=0, key=KEY):
@@ -149,8 +150,8 @@ def test_respond_with_trace_gives_respond_s_text(cond, key):
     k = R.DirectorKnobs(format_noise=0.5, answer_rate=0.8)
     for turn in range(len(build(cond).turns)):
         for s in range(15):
-            text, trace = R.respond_with_trace(k, _oracle(cond, turn, key), random.Random(s))
-            assert text == R.respond(k, _oracle(cond, turn, key), random.Random(s))
+            text, trace = S.respond_with_trace(k, _oracle(cond, turn, key), random.Random(s))
+            assert text == S.respond(k, _oracle(cond, turn, key), random.Random(s))
             if "block" not in build(cond).fields_per_turn[turn]:
                 assert trace is None
 

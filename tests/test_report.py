@@ -245,8 +245,7 @@ def test_markdown_intervals_deltas_and_paper_block(rows):
     assert "center (rule)" in "\n".join(md)
     with_paper = render(rows + paper_rows(), "md")
     assert "Quoted from the paper, not measured" in with_paper
-    assert "| Gemini 3 Flash (paper) | Hidden | direct:prompt=hidden | 25.03 (+9.83) |" \
-        in with_paper
+    assert "| Hidden | paper | 25.03 (+9.83) | 31.23 (+14.04) |" in with_paper
 
 
 def test_latex_is_booktabs_and_escaped(rows):
@@ -283,7 +282,8 @@ def test_rich_table_narrow_keeps_labels_whole(rows, tmp_path):
     for width in (80, 100, 120):
         text = rich_text(summarize([run], baseline="direct"), width)
         assert max(len(line.rstrip()) for line in text.splitlines()) <= width
-        assert "direct:prompt=common" in text and "cot-sr" in text
+        # whole, or folded at its parameter: "direct:" / "prompt=common", never mid-word
+        assert "direct:" in text and "prompt=common" in text and "cot-sr" in text
     assert "left out at this width" in rich_text(summarize([run], baseline="direct"), 80)
 
 

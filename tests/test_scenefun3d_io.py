@@ -9,8 +9,6 @@ import pytest
 from plyfile import PlyData
 
 from unseen.evals.scenefunri.scenefun3d import (
-    _angle_axis_to_matrix,
-    _matrix_to_angle_axis,
     list_visits,
     read_depth,
     read_mesh,
@@ -20,6 +18,7 @@ from unseen.evals.scenefunri.scenefun3d import (
     usable_annotations,
     write_visit,
 )
+from unseen.evals.scenefunri.scenefun3d_common import _angle_axis_to_matrix, _matrix_to_angle_axis
 from unseen.evals.scenefunri.scenefun3d_types import (
     Annotation,
     Description,

@@ -6,14 +6,14 @@ import pytest
 
 import unseen
 from unseen.backends import BackendConfigError, make_backend
+from unseen.engine.oracle import BoxTruth, ChoiceTruth
 from unseen.engine.types import Message, Request, TextPart
 
 
 def box_request(sample=0, instance="i1"):
     return Request(
         messages=[Message(role="user", parts=[TextPart(text="where?")])], sample=sample,
-        oracle={"task": "box", "instance": instance, "truth": [100, 100, 120, 130],
-                "width": 640, "height": 480},
+        oracle=BoxTruth(instance=instance, box=[100, 100, 120, 130], width=640, height=480),
     )
 
 
@@ -94,9 +94,8 @@ def _choice_request(image: str, overlay: dict | None, sample: int = 0) -> Reques
         messages=[Message(role="user", parts=[ImagePart(path=image, overlay=overlay),
                                               TextPart(text="Which part is less likely?")])],
         sample=sample,
-        oracle={"task": "choice", "instance": "i1", "truth": [10, 10, 20, 20], "width": 100,
-                "height": 100, "regions": [[0, 0, 50, 100], [50, 0, 100, 100]],
-                "labels": ["A", "B"], "mode": "eliminate", "options": ["A", "B"]},
+        oracle=ChoiceTruth(instance="i1", box=[10, 10, 20, 20],
+                           regions=[[0, 0, 50, 100], [50, 0, 100, 100]], labels=["A", "B"]),
     )
 
 

@@ -92,9 +92,9 @@ def test_entry_point_plugin_is_discovered(tmp_path, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[unseen.strategies]\nnoop = my_plugin\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_loaded_entry_points", False)
+    registry.STRATEGIES.refresh()  # the package was installed after the first lookup
     try:
         assert get("plugin-noop").summary == "from an entry point"
     finally:
-        registry._REGISTRY.pop("plugin-noop", None)
+        registry.STRATEGIES.pop("plugin-noop", None)
         sys.modules.pop("my_plugin", None)

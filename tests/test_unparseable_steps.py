@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 from helpers import read_journal
 
-import unseen.director  # noqa: F401 - teaches sim the Director tasks
-import unseen.director_code  # noqa: F401 - and the coder's
 from unseen.backends import make_backend
 from unseen.engine.runner import Runner
 from unseen.engine.types import Instance, Reply, RunConfig

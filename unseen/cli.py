@@ -14,8 +14,10 @@ import typer
 from rich.markup import escape
 
 from . import settings  # noqa: F401 - tests patch settings through here
+from .cli_help import reflow_help
 from .commands import cache, data, director, run, views
 from .commands.common import err, user_errors
+from .engine.envfile import load_env_file
 
 app = typer.Typer(
     name="unseen", no_args_is_help=True, add_completion=False,
@@ -33,10 +35,14 @@ for name in ("run", "compare", "figure", "curve", "show", "tui", "export", "stra
 
 _user_errors = user_errors  # the name tests and plug-ins have used
 
+# every command is registered by now: paragraphs that rewrap, and an example each
+reflow_help(app)
+
 
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:
+        load_env_file()  # provider keys from ./.env; the environment wins
         rc = app(standalone_mode=False)
         if isinstance(rc, int):  # click hands back the code of a typer.Exit here
             sys.exit(rc)

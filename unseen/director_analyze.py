@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .engine.sanitize import shown
-from .evals.director.analyze import Analysis, AnalysisError, analyze_run, plot
+from .evals.director.analyze import Analysis, AnalysisError, analyze_run
+from .evals.director.plots import plot_analysis as plot
 from .evals.director.tables import FORMATS, render
 
 #: Where --paper writes the figures without --plots.

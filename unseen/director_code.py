@@ -1,6 +1,6 @@
-"""Coding a Director study's reasoning traces from Python: ``run_coding``, and the simulated
-coder's wiring (the ``director-code`` task of ``sim``; its error rate is the ``dir_coder_error``
-knob).
+"""Coding a Director study's reasoning traces from Python: ``run_coding`` (the simulated
+coder, the ``director-code`` task of ``sim``, is ``evals.director.sim_tasks``; its error rate
+is the ``dir_coder_error`` knob).
 
 ``run_coding(run_dir, coder)`` runs the ``director-coding`` benchmark
 (``evals.director.coding.benchmark``: the items picked, test traces mixed in, batches cut)
@@ -15,23 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import director as _director  # noqa: F401 - registers the dir_ knobs with sim
 from .api import run_async
-from .backends import sim
 from .engine.rundir import RunDir
 from .engine.runner import RunResult
 from .evals.director.coding import coder as _coder  # noqa: F401 - registers `director-code`
-from .evals.director.coding.coder import MAX_EFFORT, sim_code
+from .evals.director.coding.coder import MAX_EFFORT
 from .evals.director.coding.items import CodingError, pass_dir
 
 __all__ = ["CodingError", "CodingResult", "run_coding", "run_coding_async"]
-
-
-@sim.task("director-code")
-def _code(backend: sim.Sim, oracle: dict[str, Any], rng: Any) -> str:
-    """A batch coded by reading the simulator's own traces back (``dir_coder_error``: the
-    share of items given a wrong reading)."""
-    return sim_code(oracle["items"], oracle["second_pass"], backend.extra("dir_").coder_error, rng)
 
 
 @dataclass

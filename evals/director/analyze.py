@@ -390,10 +390,3 @@ def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, 
         if not rows:
             raise AnalysisError("every scene of the run has the apparent-size flag")
     return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent)
-
-
-def plot(analysis: Analysis, out_dir: str | Path) -> list[Path]:
-    """PNG figures of ``analysis`` in ``out_dir``; see :mod:`.plots`."""
-    from .plots import plot_analysis
-
-    return plot_analysis(analysis, out_dir)

@@ -38,44 +38,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from ...engine.journal import JOURNAL, latest
 from ...engine.types import Instance
-from ...engine.userfiles import read_json_object, validated
-from .study import Design
+from .coding.items import trace_measures
+from .study_run import (
+    STUDY_FILE,
+    model_names,
+    read_study,
+    reply_row,
+    run_model_names,
+    run_simulated,
+)
 
-STUDY_FILE = "study.json"
-
-
-class _StudyBackend(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    spec: str
-    model: str
-
-
-class _SceneSet(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    path: str
-    fingerprint: str
-    n: int = 0
-
-
-class _StudyFile(BaseModel):
-    """What readers of ``study.json`` rely on (checked, so a damaged file is one line)."""
-
-    model_config = ConfigDict(extra="allow")
-    design: Design
-    backends: list[_StudyBackend] = []
-    scenes: dict[str, _SceneSet] = {}
-
-
-def read_study(path: Path) -> dict[str, Any]:
-    """``study.json`` as written (a dict), checked: a damaged file is one line naming it."""
-    study = read_json_object(path)
-    validated(path, _StudyFile, study)
-    return study
-
+# kept here for the callers that read them from this module
+__all__ = ["STUDY_FILE", "derived", "model_names", "read_study", "reply_row", "rows",
+           "run_model_names", "run_simulated", "score", "strata"]
 
 def score(instance: Instance, prediction: Any) -> dict[str, float]:
     """The measures of one reply (``prediction``: the parsed fields, or None)."""
@@ -126,35 +103,6 @@ def strata(instance: Instance) -> dict[str, float]:
             "apparent_flag": float(bool(key.get("apparent_size_flag")))}
 
 
-def model_names(study: dict[str, Any]) -> dict[str, str]:
-    """Backend spec → the model's name in the design (``study.json``'s backends)."""
-    return {b["spec"]: b["model"] for b in study.get("backends", []) if "model" in b}
-
-
-def run_model_names(run_dir: Path) -> dict[str, str]:
-    """:func:`model_names` of a run directory's ``study.json`` (empty without one)."""
-    path = run_dir / STUDY_FILE
-    return model_names(read_study(path)) if path.is_file() else {}
-
-
-def run_simulated(run_dir: Path) -> list[str]:
-    """The design models a simulated backend answered for, by ``study.json`` (sorted)."""
-    path = Path(run_dir) / STUDY_FILE
-    study = read_study(path) if path.is_file() else {}
-    return sorted({b.get("model", b.get("spec", "?")) for b in study.get("backends", [])
-                   if b.get("simulated")})
-
-
-def reply_row(rec: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
-    """Where a journal record of a study belongs: model (its design name), backend, batch,
-    condition, set, scene and sample."""
-    params = rec.get("params") or {}
-    return {"model": names.get(rec["backend"], rec["model"]), "backend": rec["backend"],
-            "batch": params.get("batch", ""), "condition": params["condition"],
-            "set": rec["instance_id"].rsplit("-", 1)[0], "scene": rec["instance_id"],
-            "sample": rec["sample"]}
-
-
 def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     """One row per reply of a study run (the last record of each key).
 
@@ -162,8 +110,6 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     condition, set, scene, sample, answered, error, the measures that apply (0.0/1.0), the
     derived ones, and the scene strata ``hidden_top_digit`` (the hidden block carries the
     largest digit on the table) and ``apparent_flag``."""
-    from .coding.items import trace_measures  # coding reads this module's names
-
     run_dir = Path(run_dir)
     names = run_model_names(run_dir)
     coded = trace_measures(run_dir)

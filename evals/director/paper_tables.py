@@ -12,9 +12,11 @@ picked: :mod:`.paper_picks`.
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import asdict
 from typing import Any
 
+from ..table_fit import fold, longest_piece
 from .analyze import Analysis
 from .paper_figures import figures
 from .paper_picks import (
@@ -310,11 +312,13 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
     parts: list[Any] = [Text(head[0], style="bold"),
                         *(Text(h, style="bold magenta") for h in head[1:])]
     for x in lays:
-        # columns that do not fit ``width`` beside the first, each at least as wide as its
-        # longest word (so that no number folds), go on in a continued table
-        need = [max((len(w) for r in x.rows for w in r[i].split()), default=1)
+        # columns that do not fit ``width`` beside the first go on in a continued table;
+        # a cell (a number, an interval, a condition) never folds, the first column's labels
+        # fold only between their pieces (``table_fit``)
+        need = [max([len(r[i]) for r in x.rows] + [len(w) for w in x.columns[i].split()])
                 for i in range(len(x.columns))]
-        need[0] = min(need[0], 22)
+        need[0] = max(min(max((len(r[0]) for r in x.rows), default=1), 22),
+                      max((longest_piece(r[0]) for r in x.rows), default=1))
         # the number, caption and notes as paragraphs of the console's width, not the table's
         parts += [Text(""), Text(f"{x.number}. {x.caption}", style="bold")]
         if not x.rows:
@@ -323,11 +327,13 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
         for k, cols in enumerate(_chunks(need, width or 10**6)):
             t = Table(box=box.SIMPLE_HEAD,
                       title=f"{x.number} (continued)" if k else None, title_justify="left")
-            for i in cols:
-                t.add_column(x.columns[i], justify="left" if i == 0 else "right",
-                             overflow="fold", min_width=need[0] if i == 0 else None)
+            for i in cols:  # a heading folds at its spaces to its column's width
+                head = "\n".join(textwrap.wrap(x.columns[i], max(need[i], 1))) or x.columns[i]
+                t.add_column(head, justify="left" if i == 0 else "right",
+                             no_wrap=i != 0, min_width=need[i])
             for r in x.rows:
-                t.add_row(*(Text(r[i]) for i in cols))
+                first = "\n".join(fold(r[0], max(need[0], 1)))
+                t.add_row(*(Text(first if i == 0 else r[i]) for i in cols))
             parts.append(t)
         parts += [Text(n, style="dim") for n in x.notes]
     return Group(*parts)

@@ -7,10 +7,8 @@
   with the scene-resample intervals.
 
 Every figure names a simulated model ``NAME (sim)`` and, where a simulator answered for any
-model shown, says SIMULATED in its title.
-
-Takes the :class:`evals.director.analyze.Analysis` duck-typed, so that this module does not
-import the analysis at import time.
+model shown, says SIMULATED in its title. Drawn from an :class:`.analyze.Analysis`; the
+analysis never imports its figures.
 """
 
 from __future__ import annotations
@@ -19,6 +17,9 @@ import re
 import textwrap
 from pathlib import Path
 from typing import Any
+
+from .analyze import MARGIN_GROUP, NOT_ASKED
+from .tables import group_title, interval, pct, what
 
 DPI = 150
 _COLORS = {"*": "#1f4e99", "†": "#d9822b", "": "#555555"}
@@ -75,9 +76,6 @@ def plot_analysis(analysis: Any, out_dir: str | Path) -> list[Path]:
 def forest_png(analysis: Any, group: str, changes: list[Any], out: str | Path) -> Path:
     """A forest plot of one group's changes: a heading per comparison, a row per model."""
     from matplotlib.lines import Line2D
-
-    from .analyze import MARGIN_GROUP, NOT_ASKED
-    from .tables import group_title, interval, pct, what
 
     plt = pyplot()
     rows: list[tuple[str, Any]] = []  # ("head", comparison) or ("row", change)
@@ -171,8 +169,6 @@ def hidden_bars_png(analysis: Any, batch: str, set_: str, rates: list[Any],
         order = []
     conds = sorted(dict.fromkeys(r.condition for r in rates),
                    key=lambda c: (order.index(c) if c in order else len(order), c))
-    from .tables import pct
-
     models = [m for m in analysis.models if any(r.model == m for r in rates)]
     k = len(models)
     labels = k * len(conds) <= 30  # values above the bars, where they fit

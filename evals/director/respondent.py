@@ -56,8 +56,8 @@ Every probability is affine in ``h`` and in ``a`` separately, so with independen
 expectation over scenes of any outcome probability is the same function of E[h] and E[a]
 (:func:`mean_rates`): :mod:`.power` computes its true differences that way, exactly.
 
-**Reasoning traces.** :func:`respond_with_trace` adds a reasoning trace to a share ``traces``
-of the answered replies that choose a block (0: a provider that returns none), written to
+**Reasoning traces.** :func:`.simulated.respond_with_trace` adds a reasoning trace to a share
+``traces`` of the answered replies that choose a block (0: a provider that returns none), written to
 latent codes of the codebook (:mod:`.traces`, :func:`.traces.sim_codes`) drawn from the chosen
 block's role: the own-view block reads ``own_view`` (``prior_knowledge`` with probability
 ``trace_prior``), the director-view block ``director_view``, the largest-digit visible block
@@ -81,12 +81,11 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from .knobs import DirectorKnobs
 from .prompts import Condition, build, parse_condition
-from .traces import sim_codes, write_trace
 
 #: Report kinds (index 0, 1, 2 of :attr:`RoleProbs.report`).
 REPORTS = ("correct", "adds_hidden", "drops_one")
@@ -96,57 +95,6 @@ CHOICES = ("own", "dv", "ldv", "other")
 #: The answer-key fields the model reads.
 KEY_FIELDS = ("hidden_digit", "visible_digits", "director_view_digit", "largest_digit_visible",
               "apparent_size_flag", "digits", "largest_digit")
-
-_P = {"ge": 0.0, "le": 1.0}
-_F = {"ge": 0.0}
-
-
-class DirectorKnobs(BaseModel):
-    """What the simulated Director respondent does (module docstring). Rates are population
-    means over scenes; every effect is a parameter, not a finding."""
-
-    model_config = ConfigDict(extra="forbid")
-    # answering and format
-    answer_rate: float = Field(0.98, **_P)  # a turn's reply holds the asked JSON at all
-    format_noise: float = Field(0.2, **_P)  # fences, prose around the JSON, quoted numbers
-    # the report
-    vis_acc: float = Field(0.90, **_P)  # the visibility (or knowledge) report is exactly right
-    acc_move: float = Field(0.0, ge=-1.0, le=1.0)  # accuracy under move-type requests minus mean
-    error_adds_hidden: float = Field(0.4, **_P)  # share of wrong reports that add the hidden block
-    follow_report: float = Field(0.25, **_P)  # a report adding the hidden block: choose it
-    count_acc: float = Field(0.97, **_P)  # the block count is right
-    # the own-view (hidden-block) rate
-    hidden_novis: float = Field(0.05, **_P)  # move-type requests without the visibility question
-    uplift: float = Field(0.40, ge=-1.0, le=1.0)  # added by the visibility question under move
-    will_factor: float = Field(1.25, **_F)  # uplift multiplier under move-will
-    want_factor: float = Field(0.3, **_F)  # uplift multiplier under move-want
-    hidden_mean: float = Field(0.01, **_P)  # mean without the visibility question
-    uplift_mean: float = Field(0.01, ge=-1.0, le=1.0)  # added by the visibility question under mean
-    after_factor: float = Field(0.75, **_F)  # share of the uplift with the question after B
-    twoturn_factor: float = Field(1.0, **_F)  # ... with the question in a first turn
-    know_factor: float = Field(0.5, **_F)  # ... with the knowledge question instead
-    stated_factor: float = Field(0.1, **_F)  # ... with the visible blocks stated instead
-    count_factor: float = Field(0.05, **_F)  # ... with the block-count question instead
-    combined_factor: float = Field(0.02, **_F)  # the combined constraint multiplies the rate
-    knowledge_factor: float = Field(0.4, **_F)  # ... the knowledge clause alone
-    reference_factor: float = Field(0.5, **_F)  # ... the reference clause alone
-    padding_factor: float = Field(1.0, **_F)  # ... the padding sentence
-    top_digit_pull: float = 0.3  # logit added where the hidden block has the largest digit
-    # choices other than the own-view target
-    miss: float = Field(0.08, **_P)  # such a choice misses the director-view block
-    digit_reading: float = Field(0.85, **_P)  # a miss takes the largest-digit visible block
-    # scene heterogeneity (logit sd of the per-scene offsets)
-    scene_sd: float = Field(1.0, ge=0.0, le=5.0)  # on the own-view rate
-    acc_scene_sd: float = Field(0.5, ge=0.0, le=5.0)  # on the report accuracy
-    # reasoning traces (module docstring, "Reasoning traces")
-    traces: float = Field(1.0, **_P)  # share of answered block replies that carry a trace
-    trace_prior: float = Field(0.1, **_P)  # an own-view pick reasoned as prior knowledge
-    trace_works_out: float = Field(0.4, **_P)  # a trace works out the view unasked
-    trace_states_unseen: float = Field(0.95, **_P)  # having worked it out: hidden pick unseen
-    trace_states_seen: float = Field(0.55, **_P)  # not worked out: states the pick seen
-    # the simulated coder: the share of items whose reading it gets wrong
-    coder_error: float = Field(0.02, **_P)
-
 
 # --- conditions --------------------------------------------------------------------------------
 
@@ -409,64 +357,6 @@ def sample(knobs: DirectorKnobs, condition: str | Condition, key: dict[str, Any]
     return outs[-1][1]
 
 
-_PROSE_BEFORE = ("Looking at the picture, the partition blocks part of the director's view.",
-                 "Let me work out what the director can see first.", "Here is my answer:")
-_PROSE_AFTER = ("I hope this helps.", "That is my final answer.", "(Based on the picture.)")
-_UNANSWERED = ("I cannot tell from the picture which block is meant.",
-               "The blocks are hard to read in this image.", '{"answer": "unclear"}')
-
-
-def format_reply(fields: dict[str, Any], noise: float, rng: random.Random) -> str:
-    """The JSON of ``fields``, with probability ``noise`` in a noisier form that
-    ``parse_reply`` still reads: fenced, wrapped in prose, numbers in quotes, or after a draft."""
-    body = json.dumps(fields)
-    if rng.random() >= noise:
-        return body
-    style = rng.randrange(4)
-    if style == 0:
-        return f"```json\n{json.dumps(fields, indent=2)}\n```"
-    if style == 1:
-        return f"{rng.choice(_PROSE_BEFORE)}\n{body}\n{rng.choice(_PROSE_AFTER)}"
-    if style == 2:
-        quoted = {k: [str(x) for x in v] if isinstance(v, list) else str(v)
-                  for k, v in fields.items()}
-        return json.dumps(quoted)
-    draft = {k: v for k, v in fields.items() if k != "block"} or {"note": "draft"}
-    return f"Draft: {json.dumps(draft)}\nFinal answer:\n```\n{body}\n```"
-
-
-def unanswered_reply(fields: list[str] | tuple[str, ...], rng: random.Random) -> str:
-    """A reply that ``parse_reply`` reads as unanswered for ``fields``."""
-    style = rng.randrange(3)
-    if style == 0:
-        return rng.choice(_UNANSWERED)
-    if style == 1:  # a field missing
-        return json.dumps({f: None for f in fields[:-1]} | {"reason": "not sure"})
-    return "{" + ", ".join(f'"{f}": ' for f in fields)[:-2] + "..."  # cut off
-
-
-def _reply(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
-           seed: int) -> tuple[str, dict[str, Any] | None]:
-    """The reply text (as :func:`respond`) and the full outcome it was drawn from (``None``
-    for an unanswered reply)."""
-    fields = list(oracle["fields"])
-    if rng.random() >= knobs.answer_rate:
-        return unanswered_reply(fields, rng), None
-    scene = str(oracle.get("instance", ""))
-    key = {f: oracle[f] for f in KEY_FIELDS if f in oracle}
-    offset, acc_offset = scene_offsets(knobs, scene, seed)
-    full = sample(knobs, oracle["condition"], key, rng, offset, acc_offset, scene)
-    return format_reply({f: full[f] for f in fields}, knobs.format_noise, rng), full
-
-
-def respond(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
-            seed: int = 0) -> str:
-    """The reply text to one request of the ``director`` strategy (``oracle``: its
-    ``Request.oracle``): the fields of ``oracle["fields"]`` only. Each turn is answered with
-    probability ``answer_rate``; a turn's fields come from one outcome drawn with ``rng``."""
-    return _reply(knobs, oracle, rng, seed)[0]
-
-
 def choice_role(block: int, key: dict[str, Any], scene_id: str | None = None) -> str:
     """The role (:data:`CHOICES`) of a chosen block; where one block has two roles (the
     director-view block is also the largest on the table), the director-view role wins."""
@@ -477,27 +367,3 @@ def choice_role(block: int, key: dict[str, Any], scene_id: str | None = None) ->
     if block == key.get("largest_digit_visible"):
         return "ldv"
     return "other"
-
-
-def respond_with_trace(knobs: DirectorKnobs, oracle: dict[str, Any], rng: random.Random,
-                       seed: int = 0) -> tuple[str, str | None]:
-    """:func:`respond`'s reply text (the same text for the same ``rng`` state), and a
-    reasoning trace where the turn asks a block, the reply is answered and a draw falls under
-    ``traces`` (module docstring, "Reasoning traces"); else ``None``."""
-    text, full = _reply(knobs, oracle, rng, seed)
-    if full is None or "block" not in oracle["fields"]:
-        return text, None
-    # every draw for the trace comes from its own generator, seeded after the text is drawn,
-    # so the text stays what respond() gives
-    trng = random.Random(rng.getrandbits(64))
-    if trng.random() >= knobs.traces:
-        return text, None
-    scene = str(oracle.get("instance", ""))
-    key = {f: oracle[f] for f in KEY_FIELDS if f in oracle}
-    pl = plan(oracle["condition"])
-    block = int(full["block"])
-    report = full.get(pl.report) if pl.report else None
-    visible = list(report) if report is not None else list(key["visible_digits"])
-    codes = sim_codes(choice_role(block, key, scene), report, pl.report is not None or pl.count,
-                      knobs, trng, chosen_hidden=block == key["hidden_digit"])
-    return text, write_trace(codes, block, int(key["hidden_digit"]), visible, trng)

@@ -13,26 +13,21 @@ cap, reasoning effort medium (``reasoning_effort=none`` leaves it to the provide
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ...engine.backend import Backend
-from ...engine.graph import Parsed, StrategyState, ask_node, user_message
-from ...engine.types import (
-    AnswerSpec,
-    Decoding,
-    ImagePart,
-    Message,
-    Reply,
-    Request,
-    Step,
-    TextPart,
-)
+from ...engine.graph import Parsed, StrategyState, ask_node
+from ...engine.types import AnswerSpec, Decoding, Reply, Request, Step
+from ...strategies.kit import image_turn, text_turn
 from ...strategies.registry import StrategyError, strategy
+from .oracle import DirectorTruth, SceneKey
 from .parse import parse_reply
 from .prompts import Prompt, PromptError, build, parse_condition
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 FIELD_TYPES = {"visible": "ints", "known": "ints", "block": "int", "count": "int"}
 
@@ -61,17 +56,21 @@ def prompt_for(condition: str, state: StrategyState) -> Prompt:
     return build(condition, {"id": state["instance"].id, "visible_digits": truth["visible_digits"]})
 
 
-def director_oracle(state: StrategyState, condition: str, turn: int, fields: list[str]) -> dict[str, Any]:
-    """The key, for simulated respondents only (see ``Request.oracle``)."""
+def director_oracle(state: StrategyState, condition: str, turn: int,
+                    fields: list[str]) -> DirectorTruth:
+    """The scene's key, for simulated respondents only (``Request.oracle``)."""
     inst = state["instance"]
-    return {"task": "director", "instance": inst.id, "condition": condition, "turn": turn,
-            "fields": fields, **inst.truth}
+    return DirectorTruth(instance=inst.id, condition=condition, turn=turn, fields=fields,
+                         key=SceneKey.of(inst.truth))
 
 
 @strategy("director", params=DirectorParams,
           summary="a Director Task condition: condition=<request>[/<question>][+<insert>]",
           recursion_limit=lambda p: 6, benchmark="director", asks=lambda p: {"director"})
 def build_director(params: DirectorParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     if not params.condition:
         raise StrategyError("director needs condition=<request>[/<question>][+<insert>], "
                          "e.g. director:condition=move")
@@ -83,11 +82,10 @@ def build_director(params: DirectorParams) -> StateGraph:
     def turn_node(turn: int):
         def request(state: StrategyState, backend: Backend) -> Request:
             prompt = prompt_for(params.condition, state)
-            image = ImagePart(path=state["instance"].image)
-            msgs = [Message(role="user", parts=user_message(prompt.turns[0], image))]
+            msgs = [image_turn(state["instance"], prompt.turns[0])]
             for k, step in enumerate((state.get("steps") or [])[:turn]):
-                msgs += [Message(role="assistant", parts=[TextPart(text=step.reply.text)]),
-                         Message(role="user", parts=[TextPart(text=prompt.turns[k + 1])])]
+                msgs += [text_turn(step.reply.text, role="assistant"),
+                         text_turn(prompt.turns[k + 1])]
             fields = prompt.fields_per_turn[turn]
             # each batch samples anew (§3 "Batches"): no reply shared with another batch
             return Request(messages=msgs, decoding=decoding, sample=state.get("sample", 0),

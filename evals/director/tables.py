@@ -41,13 +41,9 @@ FORMATS = ("table", "json", "md", "latex")
 # --- rendering --------------------------------------------------------------------------------
 
 
-#: Console columns from which the changes tables show every column.
-WIDE = 120
-
-
 def render(analysis: Analysis, fmt: str = "table", width: int | None = None) -> Any:
     """``analysis`` as ``json``, ``md`` or ``latex`` text, or a rich renderable for ``table``
-    (narrower than :data:`WIDE` columns, the changes tables leave out method, n and scenes)."""
+    that fits in ``width`` columns (:mod:`.rich_tables`)."""
     if fmt == "json":
         return json.dumps(to_dict(analysis), indent=2, ensure_ascii=False)
     if fmt == "md":
@@ -55,7 +51,9 @@ def render(analysis: Analysis, fmt: str = "table", width: int | None = None) -> 
     if fmt == "latex":
         return _latex(analysis)
     if fmt == "table":
-        return _rich(analysis, compact=width is not None and width < WIDE)
+        from .rich_tables import rich
+
+        return rich(analysis, width)
     raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
 
 
@@ -200,77 +198,3 @@ def _latex(analysis: Analysis) -> str:
         out += tex_tabular(headers, body, "p{5.5cm}l" + "r" * (len(headers) - 2),
                             group_title(analysis, group, changes))
     return "\n".join(out)
-
-
-# --- rich -----------------------------------------------------------------------------------
-
-
-def _rich(analysis: Analysis, compact: bool = False) -> Any:
-    from rich import box
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    first, *rest = heading(analysis)
-    parts: list[Any] = [Text(first, style="bold"),
-                        *(Text(line, style="bold magenta" if line.startswith("SIMULATED")
-                               else "") for line in rest)]
-    for rt in rate_tables(analysis):
-        t = Table(title=rt.title, box=box.SIMPLE_HEAD, title_justify="left")
-        t.add_column("model", no_wrap=True)
-        t.add_column("", no_wrap=True)
-        for cond in rt.conditions:
-            t.add_column(cond, justify="right", min_width=8)
-        last = None
-        for model, label, cells in rate_rows(rt):
-            if last is not None and model != last:
-                t.add_section()
-            t.add_row(rt.labels[model] if model != last else "", Text(label, style="italic"),
-                      *(Text.assemble(v, (f" ({note})" if note and ci else "", "dim italic"),
-                                      (f"\n{ci}" if ci else "", "dim"),
-                                      (f"\n{note}" if note and not ci else "", "dim"))
-                        for v, ci, note in cells))
-            last = model
-        parts += [Text(""), t]
-    for group, changes in analysis.groups():
-        margin = group == MARGIN_GROUP
-        t = Table(title=group_title(analysis, group, changes), box=box.SIMPLE_HEAD,
-                  title_justify="left")
-        t.add_column("comparison", min_width=16, max_width=48)
-        t.add_column("model", no_wrap=True,
-                     min_width=min(20, max(len(analysis.label(c.model)) for c in changes)))
-        t.add_column("Δ pts" if compact else "change (pts)", justify="right", no_wrap=True,
-                     min_width=6)
-        t.add_column("95% CI" if compact else "95% interval", justify="right", no_wrap=True,
-                     min_width=14)
-        if margin:
-            t.add_column("within margin", no_wrap=True)
-        else:
-            t.add_column("", justify="left")
-            t.add_column("p", justify="right", no_wrap=True, min_width=6)
-            t.add_column("adj. p", justify="right", no_wrap=True, min_width=6)
-        extra = () if compact else ("method", "n", "scenes")
-        for h in extra:
-            t.add_column(h, justify="right")
-        last = None
-        for c in changes:
-            first = c.index != last
-            if first and last is not None:
-                t.add_section()
-            last = c.index
-            k = c.comparison
-            sub = "" if compact else "\n" + what(k)  # the contrast, when there is room
-            title = Text.assemble((k.title, "bold"), (sub, "dim")) if first else Text("")
-            v = change_cells(c)
-            style = "bold" if c.mark == "*" else ""
-            diff = Text(v["diff"], style=style if c.ok else "dim")
-            tail = ([Text(v["verdict"], style="green" if c.equivalent else "red")] if margin
-                    else [Text(v["mark"], style="bold"), v["p"], v["p_adj"]])
-            more = () if compact else (v["method"], v["n"], v["G"])
-            t.add_row(title, analysis.label(c.model), diff, v["interval"], *tail, *more)
-        parts += [Text(""), t]
-    parts += [Text(""), *(Text(line, style="dim") for line in legend(analysis))]
-    if compact:
-        parts.append(Text("left out at this width: method, n, scenes; --format md has all",
-                          style="dim"))
-    return Group(*parts)

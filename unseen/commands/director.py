@@ -296,8 +296,9 @@ def director_power(
     and the measured coverage of its 95 % intervals where the true difference is known."""
     import math
 
-    from ..evals.director.power import parse_effects, power_report
-    from ..evals.director.power import render as render_power
+    from ..evals.director.power import parse_effects
+    from ..evals.director.power_report import power_report
+    from ..evals.director.power_report import render as render_power
     from ..evals.director.study import load_design
 
     if scenes not in ("resample", "fixed"):

@@ -29,6 +29,7 @@ def compare(
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
     paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
+    pool: Annotated[bool, typer.Option("--pool", help="Pool a model and strategy that several runs hold into one row (refused without it).")] = False,
 ) -> None:
     """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
 
@@ -42,7 +43,8 @@ def compare(
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     views, runs = open_runs(run_dirs, "compare")
-    result = views.compare(runs, CompareOptions(baseline=baseline, seed=seed, paper=paper),
+    result = views.compare(runs, CompareOptions(baseline=baseline, seed=seed, paper=paper,
+                                                   pool=pool),
                            fmt, out.width)
     if isinstance(result, str):
         plain(result)
@@ -53,22 +55,44 @@ def compare(
 @commands.command()
 def figure(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
-    instances: Annotated[str, typer.Option(help="Instance ids, comma-separated: one column each.")],
     out_file: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    instances: Annotated[str | None, typer.Option(help="Instance ids, comma-separated: one column each.")] = None,
+    worst: Annotated[int | None, typer.Option(min=1, help="Instead of --instances: the N instances with the highest mean Dist over the rows drawn.")] = None,
+    best: Annotated[int | None, typer.Option(min=1, help="Instead of --instances: the N instances with the lowest mean Dist over the rows drawn.")] = None,
+    random_n: Annotated[int | None, typer.Option("--random", min=1, help="Instead of --instances: N instances drawn at random (--seed).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --random.")] = 0,
     model: Annotated[list[str] | None, typer.Option(help="Only this model; repeatable.")] = None,
     strategy: Annotated[list[str] | None, typer.Option(help="Only this strategy label; repeatable.")] = None,
     sample: Annotated[int, typer.Option(min=0, help="Which sample of each instance to draw.")] = 0,
     dpi: Annotated[int, typer.Option(min=30, max=600, help="Resolution of the PNG.")] = 120,
 ) -> None:
-    """A grid of predictions (red) and ground truth (green): a column per instance, a row per (model, strategy)."""
+    """A grid of predictions (red) and ground truth (green): a column per instance, a row per
+    (model, strategy).
+
+    Name the instances with --instances, or let --worst N, --best N or --random N pick them
+    by the mean Dist of the trajectories drawn (the rows that pass --model, --strategy and
+    --sample)."""
     from ..views import FigureOptions, open_runs
 
-    ids = [i.strip() for i in instances.split(",") if i.strip()]
-    if not ids:
-        raise UserError("--instances needs at least one instance id")
+    given = {k: v for k, v in (("instances", instances), ("worst", worst), ("best", best),
+                               ("random", random_n)) if v is not None}
+    if len(given) != 1:
+        raise UserError("name the instances with one of --instances, --worst N, --best N or "
+                        f"--random N (got {', '.join('--' + k for k in given) or 'none'})")
+    ids, pick = None, None
+    if instances is not None:
+        ids = [i.strip() for i in instances.split(",") if i.strip()]
+        if not ids:
+            raise UserError("--instances needs at least one instance id")
+    else:
+        (how, n), = given.items()
+        pick = (how, n)
     views, runs = open_runs(run_dirs, "draw")
-    layout = views.figure(runs, FigureOptions(ids, out_file, models=model, strategies=strategy,
-                                              sample=sample, dpi=dpi))
+    options = FigureOptions(ids, out_file, models=model, strategies=strategy, sample=sample,
+                            dpi=dpi, pick=pick, seed=seed)
+    layout = views.figure(runs, options)
+    for line in options.said:
+        out.print(line, soft_wrap=True, highlight=False, markup=False)
     out.print(f"wrote {out_file} ({layout.n_rows} rows × {layout.n_cols} columns, "
               f"{layout.width}×{layout.height} px)", soft_wrap=True, highlight=False, markup=False)
 

@@ -50,6 +50,7 @@ class CompareOptions:
     baseline: str | None = None
     seed: int = 0
     paper: bool = False  # the paper's own numbers beside the run's (where a benchmark has any)
+    pool: bool = False  # a (model, strategy) in several runs pooled into one row, else refused
 
 
 @dataclass
@@ -62,12 +63,15 @@ class CurveOptions:
 
 @dataclass
 class FigureOptions:
-    instances: list[str]
+    instances: list[str] | None  # None: ``pick`` chooses them
     out: Path
     models: list[str] | None = None
     strategies: list[str] | None = None
     sample: int = 0
     dpi: int = 120
+    pick: tuple[str, int] | None = None  # ("worst" | "best" | "random", n)
+    seed: int = 0  # of a random pick
+    said: list[str] = field(default_factory=list)  # what the view tells the user (the picks)
 
 
 @dataclass

@@ -18,18 +18,22 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict
 
 from ....engine.backend import Backend
 from ....engine.graph import Parsed, StrategyState, ask_node
-from ....engine.types import Decoding, Message, Reply, Request, Step, TextPart
+from ....engine.types import Decoding, Reply, Request, Step
+from ....strategies.kit import text_turn
 from ....strategies.registry import strategy
+from ..oracle import CoderTruth
 from ..parse import parse_reply
 from ..traces import last_sentence, read_trace, trace_quotes
 from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
 #: The highest reasoning effort the OpenAI API names (see the module docstring).
 MAX_EFFORT = "max"
@@ -48,6 +52,9 @@ class CoderParams(BaseModel):
           recursion_limit=lambda p: 5, benchmark="director-coding",
           asks=lambda p: {"director-code"})
 def build_coder(params: CoderParams) -> StateGraph:
+    # imported here, not at the top: listing strategies needs no LangGraph
+    from langgraph.graph import END, START, StateGraph
+
     effort = None if params.reasoning_effort in (None, "none") else params.reasoning_effort
     decoding = Decoding(temperature=params.temperature, max_tokens=params.max_tokens,
                         reasoning_effort=effort,
@@ -56,10 +63,9 @@ def build_coder(params: CoderParams) -> StateGraph:
     def request(state: StrategyState, backend: Backend) -> Request:
         meta = state["instance"].meta
         text = batch_prompt(meta["items"], second_pass=meta["second_pass"])
-        return Request(messages=[Message(role="user", parts=[TextPart(text=text)])],
-                       decoding=decoding, sample=state.get("sample", 0),
-                       oracle={"task": "director-code", "items": meta["items"],
-                               "second_pass": meta["second_pass"]},
+        return Request(messages=[text_turn(text)], decoding=decoding,
+                       sample=state.get("sample", 0),
+                       oracle=CoderTruth(items=meta["items"], second_pass=meta["second_pass"]),
                        tags={"items": len(meta["items"])})
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:

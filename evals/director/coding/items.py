@@ -26,7 +26,7 @@ from typing import Any
 from ....engine.errors import UnseenError
 from ....engine.journal import JOURNAL, latest
 from ....engine.types import Instance
-from ..measures import reply_row, run_model_names
+from ..study_run import reply_row, run_model_names
 from ..traces import test_traces
 from .codebook import Coded, Codes
 

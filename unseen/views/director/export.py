@@ -6,7 +6,7 @@
   respondent answered), the replies and the scene sets;
 - the rates tables of :func:`evals.director.analyze.analyze_run`, per batch and scene set:
   conditions × models, each measure's share with its [low, high] interval, and under each
-  the hidden-block bars of :func:`analyze.plot`;
+  the hidden-block bars of :func:`plots.plot_analysis`;
 - the changes tables, per family (then the margin tests with their verdicts, then the
   comparisons in no family): the change in points with its interval, the mark (∗ / †),
   p, adjusted p, method, n and scenes, each under its forest plot;
@@ -34,8 +34,8 @@ from ...evals.director.analyze import (
     AnalysisError,
     Change,
     analyze_run,
-    plot,
 )
+from ...evals.director.plots import plot_analysis as plot
 from ...evals.director.plots import slug as plot_slug
 from ...evals.director.tables import (
     change_cells,

@@ -54,7 +54,7 @@ class SceneFunRIViews:
 
         if fmt not in FORMATS:
             raise RunDirError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-        rows = summarize(runs, baseline=options.baseline, seed=options.seed)
+        rows = summarize(runs, baseline=options.baseline, seed=options.seed, pool=options.pool)
         if options.paper:
             rows += paper_rows()
         return render(rows, fmt, width=width)
@@ -93,7 +93,20 @@ class SceneFunRIViews:
         from ...evals.scenefunri.report import figure_cells
         from ...renderers.figures import prediction_grid
 
-        insts, rows = figure_cells(runs, options.instances, sample=options.sample,
+        ids = options.instances
+        if ids is None:
+            from ...evals.scenefunri.picks import instance_dist, pick
+
+            how, n = options.pick or ("worst", 4)
+            scores = instance_dist(runs, sample=options.sample, models=options.models,
+                                   strategies=options.strategies)
+            ids = pick(scores, how, n, options.seed)
+            if not ids:
+                raise RunDirError("no scored trajectories match (check --model, --strategy, "
+                                  "--sample)")
+            options.said.append(f"{how} {len(ids)}: " + ", ".join(
+                f"{i} (Dist {scores[i]:.1f})" for i in ids))
+        insts, rows = figure_cells(runs, ids, sample=options.sample,
                                    models=options.models, strategies=options.strategies)
         if not rows:
             raise RunDirError("no trajectories of these instances match (check --model, "

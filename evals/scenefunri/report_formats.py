@@ -1,0 +1,160 @@
+"""A SceneFunRI comparison as text: ``json``, ``csv``, ``md`` and ``latex``; ``table`` is the
+rich table of ``report_table``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .cells import (
+    HEADERS,
+    LOWER_IS_BETTER,
+    METRIC_COLUMNS,
+    _ci_note,
+    _cost,
+    _delta_note,
+    _fmt,
+    _has_deltas,
+    _interval,
+    _label,
+    _n,
+    _nan_to_none,
+    _pool_note,
+    _split,
+    _star,
+)
+from .paper import CITATION, NOTE
+
+
+def render(rows: list[dict[str, Any]], fmt: str = "table", width: int | None = None) -> str | Any:
+    """Rows as ``json``, ``csv``, ``md`` or ``latex`` text, or a rich renderable for ``table``.
+
+    Rows whose ``source`` is ``paper`` (see ``paper.paper_rows``) are laid out as the paper's
+    Tables 2 and 3, beside ours (``paper_layout``), labelled "quoted from the paper, not
+    measured"; ``json`` and ``csv`` list them as rows. A table wider than ``width`` leaves
+    columns out and folds labels (``report_table``) and says so under it.
+    """
+    if fmt == "json":
+        return json.dumps([{k: _nan_to_none(v) for k, v in r.items()} for r in rows], indent=2)
+    if fmt == "csv":
+        return _csv(rows)
+    if fmt == "md":
+        return _md(rows)
+    if fmt == "latex":
+        return _latex(rows)
+    if fmt == "table":
+        from .report_table import rich_table
+
+        run, quoted = _split(rows)
+        if not quoted:
+            return rich_table(run, width)
+        from rich.console import Group
+        from rich.text import Text
+
+        from .paper_tables import rich as paper_rich
+
+        return Group(rich_table(run, width), Text(""),
+                     Text(f"{NOTE.capitalize()}: {CITATION}, beside ours", style="bold magenta"),
+                     paper_rich(run, quoted, width))
+    raise ValueError(f"unknown format {fmt!r}; choose table, json, csv, md or latex")
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    keys: dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(keys) or ["model", "strategy", "n", "answered",
+                                                      *METRIC_COLUMNS])
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+# --- markdown -----------------------------------------------------------------------------
+
+
+def _md(rows: list[dict[str, Any]]) -> str:
+    run, quoted = _split(rows)
+    deltas = _has_deltas(run)
+    headers = ["model", "strategy", "n", *(HEADERS[m] for m in METRIC_COLUMNS)]
+    if deltas:
+        headers += [f"Δ {HEADERS[m]}" for m in METRIC_COLUMNS]
+    headers += [HEADERS[c] for c in ("answered", "calls", "input_tokens", "output_tokens",
+                                     "seconds")]
+
+    def line(cells: Iterable[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    def cells(r: dict[str, Any]) -> list[str]:
+        out = [_label(r), r["strategy"], _n(r)]
+        out += [f"{_fmt(r[m])} {_interval(r, m)}".strip() for m in METRIC_COLUMNS]
+        if deltas:
+            out += [f"{_fmt(r.get(f'delta_{m}'), sign=True)}{_star(r, m)} "
+                    f"{_interval(r, f'delta_{m}')}".strip() for m in METRIC_COLUMNS]
+        return out + _cost(r)
+
+    lines = [line(headers), "|" + "---|" * 3 + "--:|" * (len(headers) - 3)]
+    lines += [line(cells(r)) for r in run]
+    if pooled := _pool_note(run):
+        lines += ["", f"_{pooled}_"]
+    if quoted:
+        from .paper_tables import md as paper_md
+
+        lines += ["", f"### {NOTE.capitalize()}: {CITATION}, beside ours", paper_md(run, quoted)]
+    return "\n".join(lines)
+
+
+# --- LaTeX --------------------------------------------------------------------------------
+
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _tex(s: str) -> str:
+    return "".join(_TEX.get(c, c) for c in s)
+
+
+def _latex(rows: list[dict[str, Any]]) -> str:
+    run, quoted = _split(rows)
+    arrows = {m: r"$\downarrow$" if m in LOWER_IS_BETTER else r"$\uparrow$" for m in METRIC_COLUMNS}
+    headers = ["Model", "Strategy", "$n$", *(_tex(HEADERS[m]) + arrows[m] for m in METRIC_COLUMNS),
+               r"Ans.\,\%", "Calls", "In tok.", "Out tok.", "s"]
+    ncol = len(headers)
+
+    def metric(r: dict[str, Any], m: str) -> str:
+        cell = _fmt(r[m])
+        if r.get(f"{m}_low") is not None:
+            cell += r" {\scriptsize$" + _interval(r, m, 1, ",\\,") + "$}"
+        d = r.get(f"delta_{m}")
+        if d is not None:
+            star = "^{*}" if r.get(f"delta_{m}_sig") else ""
+            cell += r" {\scriptsize$" + _fmt(d, sign=True) + star + "$}"
+        return cell
+
+    def row(r: dict[str, Any]) -> str:
+        cost = ["--" if c == "" else c for c in _cost(r)]
+        cells = [_tex(_label(r)), _tex(r["strategy"]), _n(r).replace("×", r"$\times$") or "--",
+                 *(metric(r, m) for m in METRIC_COLUMNS), *cost]
+        return " & ".join(cells) + r" \\"
+
+    notes = [n.replace("Δ", "Delta") for n in (_ci_note(run), _delta_note(run), _pool_note(run))
+             if n]
+    lines = [f"% SceneFunRI, metrics x100. {'; '.join(notes)}." if notes else
+             "% SceneFunRI, metrics x100.",
+             "% Needs \\usepackage{booktabs}. Costs are per instance.",
+             r"\begin{tabular}{ll" + "r" * (ncol - 2) + "}", r"\toprule",
+             " & ".join(headers) + r" \\", r"\midrule"]
+    lines += [row(r) for r in run]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if quoted:
+        from .paper_tables import latex as paper_latex
+
+        lines += ["", rf"% \emph{{{NOTE.capitalize()}}}: {_tex(CITATION)}, beside ours",
+                  rf"\noindent\emph{{{NOTE.capitalize()}}} ({_tex(CITATION)}), beside ours\par",
+                  paper_latex(run, quoted, _tex)]
+    return "\n".join(lines)

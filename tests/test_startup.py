@@ -1,0 +1,55 @@
+"""Commands that run no graph import no LangGraph, LangChain core or LangSmith.
+
+Behaviour, not a time bound: each command runs in a fresh interpreter, which then reports
+the modules it loaded. ``benchmarks/startup.py`` prints the time figures.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+GRAPH_PACKAGES = ("langgraph", "langchain_core", "langsmith")
+
+PROBE = """
+import json, sys
+from unseen.cli import main
+sys.argv = ["unseen", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+"""
+
+
+def loaded(args: list[str], tmp_path, code: str = PROBE) -> tuple[str, set[str]]:
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True,
+                          text=True, cwd=tmp_path, env={"COLUMNS": "100", "PATH": "/usr/bin"},
+                          timeout=120)
+    modules = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    return proc.stdout, modules
+
+
+@pytest.mark.parametrize("args", [["--help"], ["strategies"], ["backends"], ["benchmarks"],
+                                  ["compare", "--help"]])
+def test_listing_commands_import_no_graph_library(args, tmp_path):
+    out, modules = loaded(args, tmp_path)
+    assert out.strip(), "the command printed nothing: the probe did not run it"
+    assert not modules & set(GRAPH_PACKAGES), sorted(modules & set(GRAPH_PACKAGES))
+
+
+def test_strategies_lists_every_builtin_without_compiling(tmp_path):
+    out, _ = loaded(["strategies"], tmp_path)
+    for name in ("direct", "cot", "cot-sr", "spoe", "spoe-grid", "spoe-search", "director"):
+        assert f" {name} " in out
+
+
+def test_the_probe_sees_langgraph_when_a_graph_is_built(tmp_path):
+    """The check above can fail: building a strategy does import LangGraph."""
+    code = PROBE.replace("main()", "from unseen.strategies import build; build('direct'); main()")
+    _, modules = loaded(["strategies"], tmp_path, code)
+    assert "langgraph" in modules
