@@ -15,7 +15,7 @@ import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, Required
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
@@ -68,7 +68,8 @@ class JournalError(UserFileError):
     """A journal line that is not a trajectory record."""
 
 
-# The fields of a record that every reader relies on, checked on every line as TypedDicts
+# The fields of a record that every reader relies on (all that Trajectory always writes),
+# checked on every line as TypedDicts
 # (a third of the cost of models: nothing is built); the steps in full, as Trajectory, only
 # where a view shows them (:func:`checked`).
 @with_config(ConfigDict(strict=True))
@@ -77,7 +78,7 @@ class _Error(TypedDict):
     message: str
 
 
-@with_config(ConfigDict(strict=True))
+@with_config(ConfigDict(strict=True, extra="forbid"))  # the summaries add up every key
 class _Usage(TypedDict, total=False):
     input_tokens: int
     output_tokens: int
@@ -101,7 +102,7 @@ class _Info(TypedDict, total=False):  # the request tags that summaries and view
 
 @with_config(ConfigDict(strict=True))
 class _Step(TypedDict, total=False):
-    reply: _Reply
+    reply: Required[_Reply]  # every step has one (Step.reply); the summaries read it
     region: list[float] | None
     info: _Info
 
@@ -114,11 +115,13 @@ class _HeadFields(TypedDict):
     backend: str
     model: str
     status: Literal["answered", "unanswered"]
-    sample: NotRequired[int]
-    error: NotRequired[_Error | None]
-    params: NotRequired[dict[str, Any]]
-    metrics: NotRequired[dict[str, float | None]]
-    steps: NotRequired[list[_Step]]
+    sample: int
+    error: _Error | None
+    params: dict[str, Any]
+    metrics: dict[str, float | None]
+    steps: NotRequired[list[_Step]]  # heads (RunDir.heads) stop before the steps
+    simulated: NotRequired[bool]
+    seconds: NotRequired[float]
 
 
 _HEAD = TypeAdapter(_HeadFields)
@@ -175,16 +178,17 @@ def iter_records(path: Path) -> Iterator[dict[str, Any]]:
 
 def checked(rec: dict[str, Any], path: Path) -> dict[str, Any]:
     """``rec`` (a record of the journal ``path``) validated in full, steps included, for a
-    view that shows them; a bad field is a :class:`JournalError` naming the line."""
+    view that shows them, as the model reads it (defaults filled, unknown keys left out); a
+    bad field is a :class:`JournalError` naming the line."""
     try:
-        Trajectory.model_validate(rec)
+        return Trajectory.model_validate(rec).model_dump()
     except ValidationError:
         line = line_of(path, rec.get("key"))
         try:
             validated(path, Trajectory, rec, line)
         except UserFileError as exc:
             raise JournalError(f"{exc}: the journal is damaged") from None
-    return rec
+        raise  # pragma: no cover - validated() raises for what the model refused
 
 
 def line_of(path: Path, key: Any) -> int | None:

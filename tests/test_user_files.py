@@ -341,6 +341,23 @@ def test_fuzz_the_journal_as_the_views_read_it(tmp_path_factory, run, data):
     cli_ok_or_one_line(["show", str(folder), first["instance_id"]])
 
 
+@pytest.mark.parametrize("damage", [
+    lambda rec: rec["steps"].__setitem__(0, {}),  # a step without its reply
+    lambda rec: rec.pop("sample"),  # a field every record has, missing
+    lambda rec: rec.__setitem__("seconds", None),  # a number that is not one
+    lambda rec: rec["steps"][0]["reply"]["usage"].__setitem__("", None),  # a stray usage key
+], ids=["step-without-reply", "no-sample", "seconds-null", "usage-stray-key"])
+def test_records_the_fuzzing_found_are_one_line_or_shown(tmp_path, run, damage):
+    """Records the randomised fuzzing above once found to end in a traceback (exit 70)."""
+    folder = copy_run(run, tmp_path / "run")
+    lines = (run / "trajectories.jsonl").read_bytes().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    damage(rec)
+    (folder / "trajectories.jsonl").write_bytes((json.dumps(rec) + "\n").encode() + lines[1])
+    cli_ok_or_one_line(["show", str(folder)])
+    cli_ok_or_one_line(["show", str(folder), rec["instance_id"]])
+
+
 def test_the_fuzzing_reaches_the_readers(tmp_path):
     """The strategies above make files the readers refuse for several reasons, not one."""
     path = tmp_path / "instances.jsonl"
