@@ -68,8 +68,7 @@ class JournalError(UserFileError):
     """A journal line that is not a trajectory record."""
 
 
-# The fields of a record that every reader relies on (all that Trajectory always writes),
-# checked on every line as TypedDicts
+# The fields of a record that every reader relies on, checked on every line as TypedDicts
 # (a third of the cost of models: nothing is built); the steps in full, as Trajectory, only
 # where a view shows them (:func:`checked`).
 @with_config(ConfigDict(strict=True))
@@ -115,16 +114,17 @@ class _HeadFields(TypedDict):
     backend: str
     model: str
     status: Literal["answered", "unanswered"]
-    sample: int
-    error: _Error | None
-    params: dict[str, Any]
-    metrics: dict[str, float | None]
+    sample: NotRequired[int]  # these four: Trajectory's defaults filled in by check_head
+    error: NotRequired[_Error | None]
+    params: NotRequired[dict[str, Any]]
+    metrics: NotRequired[dict[str, float | None]]
     steps: NotRequired[list[_Step]]  # heads (RunDir.heads) stop before the steps
     simulated: NotRequired[bool]
     seconds: NotRequired[float]
 
 
 _HEAD = TypeAdapter(_HeadFields)
+_DEFAULTS = (("sample", 0), ("error", None), ("params", dict), ("metrics", dict))
 
 
 def loads(text: str | bytes) -> Any:
@@ -151,7 +151,8 @@ def _record(path: Path, n: int, raw: bytes, clean=scrub) -> dict[str, Any]:
 
 
 def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
-    """``rec`` (line ``n`` of ``path``) if it is a record whose fields have their types."""
+    """``rec`` (line ``n`` of ``path``) if it is a record whose fields have their types, with
+    the defaults of :class:`Trajectory` filled in where a field is absent."""
     if not isinstance(rec, dict):
         raise JournalError(f"{path}:{n}: not a JSON object: the journal is damaged")
     try:
@@ -161,6 +162,10 @@ def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
         loc = ".".join(str(x) for x in first["loc"])
         raise JournalError(f"{path}:{n}: {loc}: {first['msg']}: the journal is damaged") \
             from None
+    # what Trajectory defaults, filled in, so that every reader may index the record
+    for key, default in _DEFAULTS:
+        if key not in rec:
+            rec[key] = default() if callable(default) else default
     return rec
 
 
