@@ -254,8 +254,11 @@ def test_a_known_answer_scored_by_hand_through_the_cli(site, tmp_path):
             f.write(json.dumps({"id": f"h{i}", "image": f"{i}.png", "box": box,
                                 "instruction": "Where is the red block?"}) + "\n")
     res = unseen_cli(site, "run", "--data", "d", "-s", "direct", "-b", "baseline:center",
-                     "--out", "r", "-q", cwd=tmp_path)
+                     "--out", "r", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
+    # the run ends with its table as the benchmark's views draw it (hit, dist: the means)
+    row = next(line for line in res.stdout.splitlines() if "center (rule)" in line)
+    assert row.split()[-2:] == ["0.5", "0.106"], res.stdout
     got = {r["instance_id"]: r["metrics"] for r in records(tmp_path / "r")}
     # h0: (220, 165) is 60, 45 → 75 px off, a miss; h1: (168, 126) is 8, 6 → 10 px, a hit
     assert got == {"h0": {"hit": 0.0, "dist": 0.1875}, "h1": {"hit": 1.0, "dist": 0.025}}

@@ -78,12 +78,30 @@ def run(
             len(strategies) > 1 else None
         out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
     else:
-        out.print(f"{result.answered}/{result.done} answered; see them with "
-                  f"`unseen show {result.run_dir}`")
+        _print_table(bench.name, result)
     print_reasons(result.by_error)
     print_servers(result.run_dir)
-    out.print(f"run directory: [bold]{result.run_dir}[/]  ({result.done} new trajectories in {result.seconds:.1f} s)")
+    # soft_wrap: a path folded at the console's width cannot be copied back
+    out.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]  ({result.done} new "
+              f"trajectories in {result.seconds:.1f} s)", soft_wrap=True, highlight=False)
     close(result, "trajectories", strict, quiet)
+
+
+def _print_table(benchmark: str, result) -> None:
+    """The run's table as ``unseen compare`` draws it for its benchmark's views; a benchmark
+    whose runs have no such table (the Director's: ``director analyze``) gets a count."""
+    from ..engine.errors import UnseenError
+    from ..engine.rundir import RunDir
+    from ..views import CompareOptions, views_for
+
+    try:
+        table = views_for(benchmark).compare([RunDir.open(result.run_dir)], CompareOptions(),
+                                              "table", out.width)
+    except UnseenError:
+        out.print(f"{result.answered}/{result.done} answered; see them with "
+                  f"`unseen show {escape(str(result.run_dir))}`", soft_wrap=True)
+        return
+    out.print(table)
 
 
 @commands.command()

@@ -27,6 +27,18 @@ from .registry import open_runs, register, views_for
 
 __all__ = [
     "BenchmarkViews", "CompareOptions", "CurveOptions", "ExportOptions", "ExportPage",
-    "FigureOptions", "Filters", "Pane", "Section", "TuiRow", "TuiRun", "open_runs", "register",
-    "views_for",
+    "FigureOptions", "Filters", "GenericViews", "Pane", "Section", "TuiRow", "TuiRun", "narrow",
+    "open_runs", "register", "views_for",
 ]
+
+# what a plug-in's views build on, imported when asked for: the listings and `--help` stay
+# light (the generic views bring the tables and images)
+_LAZY = {"GenericViews": ".generic", "narrow": ".select"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

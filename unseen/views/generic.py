@@ -62,8 +62,9 @@ def select(run: RunDir, instance: str, filters: Filters) -> list[dict[str, Any]]
 class GenericViews:
     """Views of any benchmark's runs (see the module's docstring)."""
 
-    def __init__(self, name: str, outcome: Callable[[Head], str] | None = None) -> None:
-        self.name = self.title = name
+    def __init__(self, name: str, outcome: Callable[[Head], str] | None = None, *,
+                 title: str | None = None) -> None:
+        self.name, self.title = name, title or name
         self._outcome = outcome
 
     def outcome(self, head: Head) -> str:

@@ -8,36 +8,23 @@ the generic method in its place.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from ..engine.plugins import Registry
 from ..engine.rundir import RunDir, RunDirError
 from .protocol import BenchmarkViews
 
 ENTRY_POINT_GROUP = "unseen.views"
-_REGISTRY: dict[str, Any] = {}
-_loaded = False
+#: Views by benchmark name, through the registry every plug-in kind shares (an entry names
+#: the views object, or its class: ``package.views:VIEWS``).
+VIEWS: Registry[Any] = Registry(ENTRY_POINT_GROUP, "views")
 
 
 def register(name: str, views: Any) -> Any:
     """Show the runs of benchmark ``name`` with ``views`` (an entry point does the same)."""
-    _REGISTRY[name] = views
+    VIEWS[name] = views
     return views
-
-
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a broken plug-in names itself instead of breaking all
-            raise RunDirError(f"views plug-in {ep.name!r} ({ep.value}) failed to load: "
-                              f"{type(exc).__name__}: {exc}") from None
-        _REGISTRY.setdefault(ep.name, obj() if isinstance(obj, type) else obj)
 
 
 class _Completed:
@@ -56,13 +43,16 @@ def views_for(benchmark: str) -> BenchmarkViews:
     generic ones."""
     from .generic import GenericViews
 
-    _load()
-    views = _REGISTRY.get(benchmark)
+    views = VIEWS.get(benchmark)
     if views is None:
         return GenericViews(benchmark)
+    if isinstance(views, type):  # an entry point may name the class
+        views = VIEWS[benchmark] = views()
     if isinstance(views, BenchmarkViews):
         return views
-    return _Completed(views, GenericViews(benchmark, outcome=getattr(views, "outcome", None)))
+    # the generic sections (an export page's heading, the TUI's run node) take its title
+    return _Completed(views, GenericViews(benchmark, title=getattr(views, "title", None),
+                                          outcome=getattr(views, "outcome", None)))
 
 
 def open_runs(paths: list[str | Path], what: str) -> tuple[BenchmarkViews, list[RunDir]]:

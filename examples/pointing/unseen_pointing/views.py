@@ -1,6 +1,6 @@
 """How ``unseen show``, ``tui``, ``export`` and ``compare`` show pointing runs.
 
-The generic views (``unseen.views.generic.GenericViews``) show any benchmark's runs from the
+The generic views (``unseen.views.GenericViews``) show any benchmark's runs from the
 run directory alone: a table of the scorer's metrics per (model, strategy), each trajectory
 step by step with the images the model saw, the TUI's tree, the HTML page. Their verdict
 is the first metric that is 0 or 1, here ``hit``. Without the ``unseen.views`` entry point
@@ -16,9 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from unseen.engine.rundir import RunDir, who
-from unseen.views import Filters
-from unseen.views.generic import GenericViews
-from unseen.views.select import narrow
+from unseen.views import Filters, GenericViews, narrow
 
 
 class PointingViews(GenericViews):
