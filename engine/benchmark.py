@@ -6,8 +6,10 @@ a :class:`Plan`: the instances, loaded and validated; the strategies it runs, ea
 with the benchmark (``StrategySpec.benchmark``); the order of the calls (the product of
 backends, strategies, instances and samples unless the benchmark plans its own, as the
 Director's seeded batches do); the scorer; ``run.json``; and the files it keeps beside the
-journal. It says how a rerun into the same run directory resumes (:meth:`Benchmark.resume`)
-and contributes its sections to the views (:attr:`Benchmark.views`).
+journal. It says how a rerun into the same run directory resumes (:meth:`Benchmark.resume`).
+Its sections of ``show``, ``tui`` and ``export`` are registered apart, under the entry-point
+group ``unseen.views`` by its name (``unseen.views.BenchmarkViews``): the views name the
+benchmark, never the other way round, so a benchmark imports nothing of the views.
 
 Benchmarks register under the entry-point group ``unseen.benchmarks`` (the built-ins
 included; an entry names the benchmark object, ``package.module:BENCHMARK``), through the
@@ -92,8 +94,8 @@ class Plan:
 
 @runtime_checkable
 class Benchmark(Protocol):
-    """A benchmark: how its instances load, how a run is planned and scored, how a rerun
-    resumes, and what the views show of its runs."""
+    """A benchmark: how its instances load, how a run is planned and scored, and how a rerun
+    resumes (what the views show of its runs: ``unseen.views``)."""
 
     name: str  # run.json's ``benchmark``
     summary: str  # one line, for ``unseen benchmarks``
@@ -125,12 +127,6 @@ class Benchmark(Protocol):
     def resume(self, old: RunConfig, new: RunConfig, run_dir: Path) -> RunConfig:
         """``run.json`` for a rerun into a directory that holds ``old``; raises
         :class:`BenchmarkError` (or another ``UnseenError``) when it cannot resume there."""
-        ...
-
-    @property
-    def views(self) -> Any:
-        """The benchmark's sections of ``show``, ``tui`` and ``export`` (see
-        ``unseen.views``)."""
         ...
 
 

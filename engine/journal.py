@@ -21,7 +21,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
 from .errors import UserFileError
-from .redact import scrub, scrub_bytes
+from .redact import scrub, scrub_bytes, scrubber
 from .types import RETRYABLE, RunConfig, Trajectory
 from .userfiles import read_json_object, validated
 
@@ -31,6 +31,11 @@ RUN_FILE = "run.json"
 # Failures of the provider or the network are retried when a run resumes; a reply the
 # model gave but that could not be used (``parse``) is a finished answer.
 RESUMABLE_ERRORS = RETRYABLE | {"quota", "client", "config", "internal"}
+
+try:
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - orjson comes with langgraph
+    _orjson_loads = json.loads
 
 
 def repair(path: Path) -> int:
@@ -122,14 +127,24 @@ _HEAD = TypeAdapter(_HeadFields)
 _DEFAULTS = (("sample", 0), ("error", None), ("params", dict), ("metrics", dict))
 
 
-def _record(path: Path, n: int, raw: bytes) -> dict[str, Any]:
+def loads(text: str | bytes) -> Any:
+    """JSON as the stdlib reads it, by orjson where orjson reads it (about three times as
+    fast on a journal; it refuses NaN and integers past 64 bits, which the stdlib then
+    reads)."""
+    try:
+        return _orjson_loads(text)
+    except (ValueError, RecursionError):
+        return json.loads(text)
+
+
+def _record(path: Path, n: int, raw: bytes, clean=scrub) -> dict[str, Any]:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JournalError(f"{path}:{n}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column "
                            f"{exc.start + 1}): the journal is damaged") from None
     try:
-        rec = json.loads(scrub(line))  # a journal from before the scrubber: not shown either
+        rec = loads(clean(line))  # a journal from before the scrubber: not shown either
     except (json.JSONDecodeError, RecursionError):
         raise JournalError(f"{path}:{n}: not a JSON record: the journal is damaged") from None
     return check_head(path, n, rec)
@@ -158,11 +173,12 @@ def iter_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every record, in file order; a torn last line (no newline) is skipped."""
     if not path.exists():
         return
+    clean = scrubber()  # the keys in use, looked up once for the whole pass
     with open(path, "rb") as fh:
         for n, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 break
-            yield _record(path, n, raw)
+            yield _record(path, n, raw, clean)
 
 
 def checked(rec: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UnseenError
-from .journal import JOURNAL, RUN_FILE, check_head, latest, read_run_json
+from .journal import JOURNAL, RUN_FILE, JournalError, check_head, latest, loads, read_run_json
 from .lock import hold
-from .redact import scrub
+from .redact import scrub, scrubber
 from .types import RunConfig
+from .userfiles import read_json_object
 
 _STEPS = b'"steps"'
 
@@ -55,6 +56,34 @@ class Head:
     def answered(self) -> bool:
         return self.status == "answered"
 
+    @property
+    def kind(self) -> str:
+        """Who answered: ``model``, ``sim``, ``rule`` or ``human`` (:func:`kind_of`)."""
+        return kind_of(self.backend, self.simulated)
+
+
+def kind_of(backend: str, simulated: bool) -> str:
+    """``rule`` for a baseline rule, ``human`` for a person, ``sim`` for the simulator, else
+    ``model``: the one place that tells them apart, for tables and views alike."""
+    if backend.startswith("baseline"):
+        return "rule"
+    if backend.startswith("human"):
+        return "human"
+    return "sim" if simulated else "model"
+
+
+def who(model: str, kind: str, *, loud: bool = False) -> str:
+    """The model as every table and view names it: a rule by its rule (``center (rule)``), a
+    person ``(human)``, the simulator ``(sim)``, or ``(SIMULATED)`` where a heading must
+    shout it (``loud``); a model by its name."""
+    if kind == "rule":
+        return model.removeprefix("baseline-") + " (rule)"
+    if kind == "sim":
+        return model + (" (SIMULATED)" if loud else " (sim)")
+    if kind == "human":
+        return model + " (human)"
+    return model
+
 
 def _head(line: bytes) -> dict[str, Any] | None:
     """The record's fields before ``steps``, parsed without the steps (the whole record when
@@ -63,7 +92,7 @@ def _head(line: bytes) -> dict[str, Any] | None:
     cut = line.rfind(b",", 0, at) if at > 0 else -1
     if cut > 0:
         try:
-            return json.loads(line[:cut] + b"}")
+            return loads(line[:cut] + b"}")
         except (ValueError, RecursionError):
             pass
     try:
@@ -71,6 +100,16 @@ def _head(line: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def _damaged(journal: Path, n: int, line: bytes) -> JournalError:
+    """Why line ``n`` is no record, as the journal's own reader says it."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return JournalError(f"{journal}:{n}: not UTF-8 (byte 0x{line[exc.start]:02x} at column "
+                            f"{exc.start + 1}): the journal is damaged")
+    return JournalError(f"{journal}:{n}: not a JSON record: the journal is damaged")
 
 
 class RunDir:
@@ -116,10 +155,17 @@ class RunDir:
             return None
         return RunConfig.model_validate(read_run_json(self.path))
 
-    @property
+    @cached_property
     def benchmark(self) -> str:
-        """The benchmark the run belongs to (``scenefunri`` for a run without ``run.json``)."""
-        return self.config.benchmark if self.config is not None else "scenefunri"
+        """The benchmark the run belongs to (``scenefunri`` for a run without ``run.json``, or
+        whose ``run.json`` names none). Only this field is read: a table that needs no more
+        opens a ``run.json`` written by hand; :attr:`config` checks the whole file."""
+        if not self.config_file.is_file():
+            return "scenefunri"
+        name = read_json_object(self.config_file).get("benchmark", "scenefunri")
+        if not isinstance(name, str):
+            raise RunDirError(f"{self.config_file}:1: benchmark: not a string")
+        return name
 
     def write_config(self, config: RunConfig) -> None:
         """Write ``run.json`` (scrubbed of any secret a description might carry)."""
@@ -127,6 +173,7 @@ class RunDir:
         self.config_file.write_text(scrub(config.model_dump_json(indent=2)) + "\n",
                                     encoding="utf-8")
         self.__dict__.pop("config", None)
+        self.__dict__.pop("benchmark", None)
 
     def write_file(self, name: str, text: str) -> None:
         """A benchmark's own file beside the journal (scrubbed)."""
@@ -143,17 +190,19 @@ class RunDir:
         """The current record of each key as a :class:`Head` (one pass, steps not parsed)."""
         last: dict[str, Head] = {}
         offset = 0
-        with open(self.journal, "rb") as fh:
+        clean = scrubber()  # the keys in use, looked up once for the whole pass
+        journal = self.journal
+        with open(journal, "rb") as fh:
             for n, line in enumerate(fh, start=1):
                 size = len(line)
                 if not line.endswith(b"\n"):
                     break  # a torn last line
                 rec = _head(line)
                 if rec is None:
-                    offset += size
-                    continue
-                rec = check_head(self.journal, n, rec)
+                    raise _damaged(journal, n, line)
+                rec = check_head(journal, n, rec)
                 err = rec.get("error") or {}
+                message = err.get("message") or ""
                 last[rec["key"]] = Head(
                     key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
                     strategy=rec["strategy"], backend=rec["backend"],
@@ -161,7 +210,7 @@ class RunDir:
                     simulated=bool(rec.get("simulated", False)),
                     params=rec.get("params") or {}, metrics=rec.get("metrics") or {},
                     prediction=rec.get("prediction"), error_kind=err.get("kind"),
-                    error_message=scrub(err.get("message") or ""), offset=offset, length=size)
+                    error_message=clean(message) if message else "", offset=offset, length=size)
                 offset += size
         return list(last.values())
 
@@ -170,7 +219,12 @@ class RunDir:
         with open(self.journal, "rb") as fh:
             fh.seek(head.offset)
             raw = fh.read(head.length)
-        return check_head(self.journal, 0, json.loads(scrub(raw.decode("utf-8"))))
+        try:
+            rec = loads(scrub(raw.decode("utf-8")))
+        except (ValueError, RecursionError):  # changed since the heads were read
+            raise JournalError(f"{self.journal}: the record at byte {head.offset} is no "
+                               "longer readable: the journal is damaged") from None
+        return check_head(self.journal, 0, rec)
 
     # --- writing -------------------------------------------------------------------------
 

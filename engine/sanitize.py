@@ -11,13 +11,13 @@ own styling and control segments (colours, the kitty image protocol) are left al
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.console import Console
 from rich.segment import Segment
 
-from .redact import scrub
+from .redact import scrub, scrubber
 
 _SEQUENCES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]?"            # CSI: ESC [ parameters intermediates final
@@ -39,6 +39,13 @@ def for_terminal(text: str) -> str:
 def shown(text: Any) -> str:
     """What a view may show of ``text``: scrubbed of secrets, then :func:`for_terminal`."""
     return for_terminal(scrub(str(text)))
+
+
+def shown_now() -> Callable[[Any], str]:
+    """:func:`shown` with the keys in use looked up once (``redact.scrubber``): for a view
+    that shows many short texts at once."""
+    clean_secrets = scrubber()
+    return lambda text: for_terminal(clean_secrets(str(text)))
 
 
 def clean(obj: Any) -> Any:

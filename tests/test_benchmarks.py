@@ -89,8 +89,6 @@ class Pointing:
     def resume(self, old, new, run_dir):
         return new
 
-    views = None
-
 
 def test_a_third_benchmark_runs_through_the_same_pipeline(sample_data, tmp_path):
     benchmarks.register(Pointing(sample_data))

@@ -23,11 +23,11 @@ from test_export import _browser, _parse
 from typer.testing import CliRunner
 
 from unseen import cli
+from unseen.engine.rundir import RunDirError
 from unseen.evals.director import shown as shown_cells
 from unseen.evals.director.analyze import analyze_run
 from unseen.evals.director.tables import interval, pct, to_dict
-from unseen.evals.scenefunri.report import RunDirError
-from unseen.export import export_html
+from unseen.views.export import export_html
 
 TINY = """
 name = "tiny"
@@ -148,7 +148,7 @@ def test_images_are_relative_pngs_that_exist(report):
 
 def test_scene_captions(report, director_scenes):
     from unseen.evals.director.dataset import load_scenes
-    from unseen.show_director import key_text
+    from unseen.views.director.marks import key_text
 
     text = _text(_html(report))
     for cond in CONDITIONS:

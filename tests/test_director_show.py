@@ -21,8 +21,9 @@ from rich.console import Console
 
 from unseen.backends import sim
 from unseen.evals.director.dataset import load_scenes
-from unseen.show import show_instance, show_summary, write_strip
-from unseen.show_director import CHOSEN_RGB, DV_RGB, HIDDEN_RGB, marked_scene, select
+from unseen.views.director.marks import CHOSEN_RGB, DV_RGB, HIDDEN_RGB, marked_scene
+from unseen.views.director.run import select
+from unseen.views.show import show_instance, show_summary, write_strip
 
 TINY = """
 name = "tiny"
@@ -159,7 +160,7 @@ def test_scene_view_has_image_prompt_parsed_report_key_and_measures(run_dir, sce
 
 
 def select_one(run_dir, scene, strategy, model, sample):
-    from unseen.show_director import DirectorRun
+    from unseen.views.director.run import DirectorRun
 
     recs, note = select(DirectorRun.open(run_dir), scene, strategy=strategy, model=model,
                         sample=sample)
@@ -294,12 +295,12 @@ async def test_tui_browses_a_director_run_and_filters_by_outcome(run_dir, scenes
     pytest.importorskip("textual")
     from textual.widgets import Input, Tree
 
-    from unseen.tui import TuiApp, build_index
+    from unseen.views.tui import TuiApp, build_index
 
     idx = build_index([run_dir])
     for e in idx.entries:  # correct = the director-view block
-        if e.status == "answered" and e.dm[1] is not None:
-            assert e.outcome == ("correct" if e.dm[1] == 1 else "wrong")
+        if e.status == "answered" and e.metrics.get("dv") is not None:
+            assert e.outcome == ("correct" if e.metrics["dv"] == 1 else "wrong")
     assert any(e.outcome == "unanswered" for e in idx.entries)
     app = TuiApp(index=idx)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -334,3 +335,20 @@ async def test_tui_browses_a_director_run_and_filters_by_outcome(run_dir, scenes
         app.query_one("#filter", Input).value = "main-001"
         await pilot.pause()
         assert {e.instance_id for e in app.shown()} == {"main-001"}
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_summary_reads_at_80_and_120_columns(run_dir, width):
+    c = recorder(width)
+    show_summary(c, run_dir)
+    text = c.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    table = text[:text.index("scenes, most hidden-block")]
+    for model, batch, cond in [("sim-default", "q", "move/novis"), ("gpt-x", "c", "move+combined")]:
+        # each row on one line: nothing folded into "gpt\n-x" or "par\nse"
+        assert re.search(rf"^ {re.escape(model)}\*? +{batch} +{re.escape(cond)} +\d+/\d+ ",
+                         table, re.M), table
+    if "failures" not in table:  # moved under the table, summed
+        records = [json.loads(x) for x in (run_dir / "trajectories.jsonl").open()]
+        n = sum(r["status"] != "answered" for r in records)
+        assert f"unanswered, by reason: parse {n} " in " ".join(table.split())

@@ -8,7 +8,11 @@ Debian's chromium is installed, as a headless browser loads it (its DOM and a sc
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 import subprocess
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -20,7 +24,8 @@ from typer.testing import CliRunner
 import unseen
 from unseen import cli
 from unseen.evals.scenefunri.report import summarize
-from unseen.export import export_html, table_html
+from unseen.views.export import export_html
+from unseen.views.scenefunri.export import table_html
 
 
 class _Page(HTMLParser):
@@ -148,3 +153,62 @@ def test_chromium_loads_the_page(report, tmp_path):
         stat = ImageStat.Stat(im.convert("L"))
         lo, hi = im.convert("L").getextrema()
     assert hi - lo > 100 and stat.stddev[0] > 10  # text, table lines, the curve: not blank
+
+
+# --- reading well (issue 18) -----------------------------------------------------------------
+
+
+def test_a_simulated_run_says_so_in_a_banner(report):
+    html = (report / "index.html").read_text(encoding="utf-8")
+    banner = re.search(r"<p class=banner>(.*?)</p>", html, re.S)
+    assert banner and "SIMULATED" in banner.group(1) and "sim-default" in banner.group(1)
+    assert html.index("class=banner") < html.index('class="summary"')  # before the numbers
+
+
+_WIDTHS = """<script>
+window.addEventListener("load", () => {
+  const right = el => Math.ceil(el.getBoundingClientRect().right);
+  const out = {view: window.innerWidth, page: document.documentElement.scrollWidth,
+               tables: [...document.querySelectorAll("table")].map(t => [t.className, right(t)]),
+               wraps: [...document.querySelectorAll(".wrap")].map(w => [w.scrollWidth,
+                                                                        w.clientWidth])};
+  const pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def wide_report(tmp_path_factory, sample_data):
+    """Six rows with deltas and long model names: the widest table a SceneFunRI page has."""
+    out = tmp_path_factory.mktemp("wide")
+    unseen.run(sample_data, ["direct", "spoe:T=3", "direct:prompt=both"],
+               ["sim", "sim:noisy,unparseable=0.5,skill=0.2"], out=out / "r", cache=False,
+               progress=False, limit=4)
+    res = CliRunner().invoke(cli.app, ["export", str(out / "r"), "--html", str(out / "site")])
+    assert res.exit_code == 0, res.output
+    return out / "site"
+
+
+def test_no_table_overflows_a_1280_px_window(wide_report, tmp_path):
+    exe = chromium()
+    site = tmp_path / "site"
+    shutil.copytree(wide_report, site)  # the probe goes into a copy: the report has no script
+    probe = site / "probe.html"
+    probe.write_text((site / "index.html").read_text(encoding="utf-8")
+                     .replace("</body>", _WIDTHS + "</body>"), encoding="utf-8")
+    dom = _browser(exe, tmp_path, "--window-size=1280,900", "--virtual-time-budget=5000",
+                   "--dump-dom", probe.resolve().as_uri())
+    m = re.search(r'<pre id="probe">(.*?)</pre>', dom.stdout, re.S)
+    assert m, dom.stderr[-2000:]
+    data = json.loads(unescape(m.group(1)))
+    assert data["view"] <= 1280 and data["page"] <= data["view"], data
+    assert {c for c, _ in data["tables"]} == {"summary", "instances"}
+    assert all(r <= data["view"] for _, r in data["tables"]), data
+    assert all(s <= c for s, c in data["wraps"]), data  # nothing to scroll sideways
+    shot = tmp_path / "shot.png"
+    res = _browser(exe, tmp_path, f"--screenshot={shot}", "--window-size=1280,900",
+                   (site / "index.html").resolve().as_uri())
+    assert res.returncode == 0 and Image.open(shot).size == (1280, 900)

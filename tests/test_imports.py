@@ -14,11 +14,7 @@ import import_graph as G
 
 #: Cycles still in the tree, each with who removes it (issue 17). Remove an entry with its
 #: cycle: the test fails on an entry whose cycle is gone, so the list cannot go stale.
-KNOWN_CYCLES: dict[tuple[str, ...], str] = {
-    # VIEWS (issue 17, views): each benchmark's view reaches back for the shared helpers
-    ("unseen.export", "unseen.export_director"): "views: unseen/views/ shared module",
-    ("unseen.show", "unseen.show_director"): "views: unseen/views/ shared module",
-}
+KNOWN_CYCLES: dict[tuple[str, ...], str] = {}  # none: keep it so
 
 #: Imports allowed against the layers, each with its reason (none today).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}

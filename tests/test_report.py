@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 import unseen
-from unseen.evals.scenefunri import RunDirError, render, summarize
+from unseen.engine.rundir import RunDirError
+from unseen.evals.scenefunri import render, summarize
 from unseen.evals.scenefunri.bootstrap import (
     bootstrap_ci,
     excludes_zero,

@@ -13,7 +13,7 @@ import pytest
 
 from unseen.api import run as api_run
 from unseen.engine.sanitize import SafeConsole, for_terminal
-from unseen.show import show_instance
+from unseen.views.show import show_instance
 
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4K\x07"  # OSC 52: writes the clipboard
 CLEAR = "\x1b[2J\x1b[H"  # CSI: clears the screen, cursor home
@@ -105,7 +105,7 @@ def test_the_html_export_has_no_raw_esc_or_bel(hostile_run, run_main, tmp_path):
 
 
 def test_the_tui_reads_records_clean(hostile_run):
-    from unseen.tui import build_index
+    from unseen.views.tui import build_index
 
     run_dir, _ = hostile_run
     index = build_index([run_dir])

@@ -27,7 +27,7 @@ from unseen.renderers.terminal import (
     image_protocol,
     terminal_image,
 )
-from unseen.show import show_instance, show_summary, write_strip
+from unseen.views.show import show_instance, show_summary, write_strip
 
 TRUECOLOR = re.compile(r"\x1b\[[0-9;]*[34]8;2;")
 

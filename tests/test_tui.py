@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ pytest.importorskip("textual")
 
 from textual.widgets import Input, Static, Tree  # noqa: E402
 
-from unseen.tui import TuiApp, build_index  # noqa: E402
+from unseen.views.tui import TuiApp, build_index  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +146,96 @@ def test_index_of_10000_lines_is_quick(run_dir, tmp_path):
     assert len(idx.entries) == 10_000
     e = idx.entries[-1]
     assert idx.read(e)["key"] == "k009999"
+
+
+# --- reading well (issue 18) -----------------------------------------------------------------
+
+
+async def test_rows_show_their_outcome_mark_and_instruction(run_dir):
+    app = TuiApp([run_dir])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("home", "down", "space")
+        group = app.query_one("#tree", Tree).cursor_node
+        instructions = {i: v["instruction"] for i, v in app.index.runs[0].instances.items()}
+        for leaf in group.children:
+            row = leaf.data[1]
+            label = str(leaf.label)
+            mark = {"correct": "✓", "wrong": "✗", "unanswered": "∅", "error": "!"}[row.outcome]
+            assert label.startswith(f"{mark} {instructions[row.instance_id][:20]}"), label
+            assert row.instance_id not in label  # the instruction, not the bare id
+
+
+async def test_question_mark_lists_every_key(run_dir):
+    from unseen.views.tui.app import HelpScreen
+
+    app = TuiApp([run_dir])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        from rich.console import Console
+
+        console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+        console.print(app.screen.query_one("#help", Static).content)
+        text = console.export_text()
+        for binding in TuiApp.BINDINGS:  # every key the app answers is in the help
+            key = {"question_mark": "?", "slash": "/"}.get(binding.key, binding.key)
+            assert re.search(rf"(^|\s){re.escape(key)}(\s|$)", text, re.M), key
+        assert "✓ correct" in text and "∅ unanswered" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_after_a_filter_the_detail_follows_the_selection(run_dir):
+    app = TuiApp([run_dir])
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one("#tree", Tree)
+        await pilot.press("home", "down", "space", "down")
+        before = tree.cursor_node.data[1]
+        title = _text(app, "#detail").splitlines()[0]
+        assert before.instance_id in title and before.strategy in title
+        other = next(o for o in ("correct", "wrong", "unanswered") if o != before.outcome
+                     and any(e.outcome == o for e in app.index.entries))
+        await pilot.press({"correct": "1", "wrong": "2", "unanswered": "3"}[other])
+        await pilot.pause()
+        node = tree.cursor_node
+        detail = _text(app, "#detail")
+        assert app._current == node.data  # what is shown is what the cursor is on
+        if node.data[0] == "traj":
+            assert node.data[1].outcome == other and node.data[1].instance_id in detail
+        assert title not in detail  # not the trajectory shown before
+
+
+@pytest.fixture(scope="module")
+def long_labels(tmp_path_factory) -> Path:
+    import unseen
+    from unseen.evals.scenefunri.sample import write_test_set
+
+    tmp = tmp_path_factory.mktemp("tui-labels")
+    data = write_test_set(tmp / "d")
+    unseen.run(data, ["direct:prompt=both", "spoe:T=2,mode=keep", "cot-sr", "direct"], ["sim"],
+               out=tmp / "r", cache=False, progress=False, limit=2)
+    return tmp / "r"
+
+
+@pytest.mark.parametrize("size", [(80, 30), (120, 40)])
+async def test_the_compare_view_never_wraps_inside_a_word(long_labels, size):
+    from rich.console import Console
+
+    app = TuiApp([long_labels])
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("home", "down", "space", "down", "c")
+        await pilot.pause()
+        statics = [c.query_one(Static) for c in app.query(".col")]
+        assert len(statics) == 4
+        for static in statics:
+            width = static.content_region.width
+            console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+            console.print(static.content)
+            lines = console.export_text().splitlines()
+            words = static.content.plain.split()
+            assert max(len(w) for w in words[:12]) <= width  # the heading and the outcome
+            for word in words:
+                if len(word) <= width:
+                    assert any(word in line for line in lines), (word, width)

@@ -114,9 +114,6 @@ class DirectorTask:
         ``study_record``); the run keeps its name and first date."""
         return new.model_copy(update={"run": old.run, "created_at": old.created_at})
 
-    @property
-    def views(self) -> Any:
-        return None
 
 
 def recorded_scenes(study: dict | None) -> Path | None:

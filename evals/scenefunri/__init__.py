@@ -2,10 +2,10 @@
 
 from .dataset import Dataset, DatasetError, load_dataset
 from .metrics import aggregate, cacc, dist, iou, score
-from .report import RunDirError, render, summarize
+from .report import render, summarize
 from .scoring import scorer
 
 __all__ = [
-    "Dataset", "DatasetError", "RunDirError", "aggregate", "cacc", "dist", "iou",
+    "Dataset", "DatasetError", "aggregate", "cacc", "dist", "iou",
     "load_dataset", "render", "score", "scorer", "summarize",
 ]

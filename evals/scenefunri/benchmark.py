@@ -86,9 +86,6 @@ class SceneFunRI:
             else max(old.limit, new.limit),
         })
 
-    @property
-    def views(self) -> Any:
-        return None  # the views read SceneFunRI runs by default (see unseen.views)
 
 
 def _union(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ...engine.rundir import who
+
 METRIC_COLUMNS = ("cacc75", "cacc50", "miou", "dist")
 HEADERS = {
     "model": "model", "strategy": "strategy", "n": "n", "answered": "answered %",
@@ -36,15 +38,11 @@ def _fmt(v: Any, digits: int = 2, sign: bool = False) -> str:
 
 
 def _label(r: dict[str, Any]) -> str:
-    """The model as a table shows it: rules by their rule, and what is not measured says so."""
-    kind = r.get("kind")
-    if kind == "rule":
-        return r["model"].removeprefix("baseline-") + " (rule)"
-    if kind in ("sim", "human"):
-        return f"{r['model']} ({kind})"
-    if kind == "paper":
+    """The model as a table shows it (``engine.rundir.who``: rules by their rule, the
+    simulator and people marked), and what is quoted from the paper says so."""
+    if r.get("kind") == "paper":
         return r["model"] + " (paper)"
-    return r["model"]
+    return who(r["model"], r.get("kind", "model"))
 
 
 def _interval(r: dict[str, Any], key: str, digits: int = 2, sep: str = ", ") -> str:

@@ -25,17 +25,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...engine.box import Box
+from ...engine.rundir import RunDir
 from ...strategies import StrategyError, get
 from .dataset import load_dataset
 from .metrics import score
-from .report import current_records, require_scenefunri, run_config, summarize
+from .report import open_runs, run_records, summarize
 
 CURVE_METRICS = ("dist", "cacc75", "cacc50", "iou", "alive")
 CEILING_MODEL = "oracle (ceiling)"
 
 
-def _truths(run_dir: Path) -> dict[str, tuple[list[float], int, int]]:
-    ds = load_dataset(run_config(run_dir)["data"])
+def _truths(run: RunDir) -> dict[str, tuple[list[float], int, int]]:
+    ds = load_dataset(run.config.data if run.config is not None else "")
     return {i.id: (i.truth["box"], i.width, i.height) for i in ds.instances}
 
 
@@ -79,7 +80,7 @@ def _iterates(rec: dict[str, Any], notes: list[str]) -> tuple[Any, Any] | None:
     return entry.iterates, params
 
 
-def curves(run_dirs: Iterable[str | Path], ceiling: bool = False,
+def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
            notes: list[str] | None = None) -> list[dict[str, Any]]:
     """Rows ``model``, ``strategy``, ``simulated``, ``t``, ``n`` and each metric ×100, for
     every (model, strategy) that iterates; ``t = 0`` is the full image. With ``ceiling``,
@@ -95,9 +96,10 @@ def curves(run_dirs: Iterable[str | Path], ceiling: bool = False,
     # strategy label → (declaration, params, instances run with it), for the ceiling
     used: dict[str, tuple[Any, Any, set[tuple[str, str]]]] = {}
     truths: dict[str, dict[str, tuple[list[float], int, int]]] = {}
-    for run_dir in map(str, require_scenefunri(run_dirs)):
-        truths[run_dir] = _truths(Path(run_dir))
-        for rec in current_records([run_dir]):
+    for run in open_runs(run_dirs):
+        run_dir = str(run.path)
+        truths[run_dir] = _truths(run)
+        for rec in run_records(run):
             found = _iterates(rec, notes)
             if found is None:
                 continue
@@ -163,7 +165,7 @@ def _ceilings(used: dict[str, tuple[Any, Any, set[tuple[str, str]]]],
     return merged
 
 
-def direct_baselines(run_dirs: Iterable[str | Path]) -> dict[str, dict[str, float]]:
+def direct_baselines(run_dirs: Iterable[str | Path | RunDir]) -> dict[str, dict[str, float]]:
     """Each model's ``direct`` result (×100), the dashed line of Figure 2."""
     out = {}
     for row in summarize(run_dirs):

@@ -16,17 +16,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from .report import current_records, require_scenefunri
+from ...engine.rundir import RunDir
+from .report import open_runs, run_records
 
 PICKS = ("worst", "best", "random")
 
 
-def instance_dist(run_dirs: Sequence[str | Path], *, sample: int = 0,
+def instance_dist(run_dirs: Sequence[str | Path | RunDir], *, sample: int = 0,
                   models: Sequence[str] | None = None,
                   strategies: Sequence[str] | None = None) -> dict[str, float]:
     """Instance id → its mean Dist ×100 over the matching trajectories (see the module)."""
     dists: dict[str, list[float]] = defaultdict(list)
-    for rec in current_records(require_scenefunri(run_dirs)):
+    for rec in (r for run in open_runs(run_dirs) for r in run_records(run)):
         if rec.get("sample", 0) != sample or (models and rec["model"] not in models) or (
                 strategies and rec["strategy"] not in strategies):
             continue

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.journal import JournalError, latest, line_of
-from ...engine.rundir import RunDir, RunDirError
-from ...engine.userfiles import read_json_object
+from ...engine.journal import JournalError, line_of
+from ...engine.rundir import RunDir, RunDirError, kind_of
 from ...renderers.figures import GridCell, GridRow
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
 from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export shows them
@@ -50,37 +49,10 @@ class PoolError(RunDirError):
     """Runs that share a (model, strategy), compared without ``pool``."""
 
 
-def journal_of(run_dir: str | Path) -> Path:
-    """The journal of a run directory (``RunDir.open(...).journal``; kept for old callers)."""
-    return RunDir.open(run_dir).journal
-
-
-def run_config(run_dir: str | Path) -> dict[str, Any]:
-    """A run directory's ``run.json`` as a dict (empty when the file is absent); a file that
-    is not UTF-8 JSON, or whose names are not text, is one line naming it."""
-    path = Path(run_dir) / "run.json"
-    if not path.is_file():
-        return {}
-    config = read_json_object(path)
-    for key in ("run", "benchmark", "data"):
-        if key in config and not isinstance(config[key], str):
-            raise RunDirError(f"{path}:1: {key}: not a string")
-    return config
-
-
-def require_scenefunri(run_dirs: Iterable[str | Path]) -> list[Path]:
-    """The run directories, each checked to be a SceneFunRI run: tables, curves and figures
-    of boxes mean nothing for a Director study, which ``director analyze`` reads."""
-    dirs = [Path(d) for d in run_dirs]
-    for d in dirs:
-        journal_of(d)
-        bench = run_config(d).get("benchmark", "scenefunri")
-        if bench == "director":
-            raise RunDirError(f"{d} is a Director Task study run: SceneFunRI tables, curves "
-                              f"and figures do not apply; use `unseen director analyze {d}`")
-        if bench != "scenefunri":
-            raise RunDirError(f"{d} is a {bench} run, not a SceneFunRI run")
-    return dirs
+def open_runs(run_dirs: Iterable[str | Path | RunDir]) -> list[RunDir]:
+    """The run directories as SceneFunRI runs (a run of another benchmark: one line)."""
+    return [d if isinstance(d, RunDir) and d.benchmark == "scenefunri"
+            else RunDir.open(getattr(d, "path", d), benchmark="scenefunri") for d in run_dirs]
 
 
 def _is_box(v: Any) -> bool:
@@ -98,30 +70,23 @@ def _not_a_box(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def current_records(run_dirs: Iterable[str | Path]) -> Iterable[dict[str, Any]]:
-    """The last record of each key across run directories, streamed per directory; a
-    prediction or region that is not a box of four numbers is a damaged journal."""
-    for run_dir in run_dirs:
-        path = journal_of(run_dir)
-        for rec in latest(path).values():
-            if (field := _not_a_box(rec)) is not None:
-                raise JournalError(f"{path}:{line_of(path, rec['key'])}: {field}: not a box of "
-                                   "four numbers: the journal is damaged")
-            yield rec
+def box_checked(run: RunDir, rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` of ``run`` if its prediction and regions are boxes of four numbers, else a
+    damaged journal (one line naming it)."""
+    if (field := _not_a_box(rec)) is not None:
+        raise JournalError(f"{run.journal}:{line_of(run.journal, rec['key'])}: {field}: not a "
+                           "box of four numbers: the journal is damaged")
+    return rec
 
 
-def kind_of(backend: str, simulated: bool) -> str:
-    """``rule`` for a baseline rule, ``human`` for a person, ``sim`` for the simulator,
-    else ``model``."""
-    if backend.startswith("baseline"):
-        return "rule"
-    if backend.startswith("human"):
-        return "human"
-    return "sim" if simulated else "model"
+def run_records(run: RunDir) -> Iterable[dict[str, Any]]:
+    """The run's current records (``RunDir.records``), each checked by :func:`box_checked`."""
+    for rec in run.records():
+        yield box_checked(run, rec)
 
 
 def summarize(
-    run_dirs: Iterable[str | Path], baseline: str | None = None, *, seed: int = 0,
+    run_dirs: Iterable[str | Path | RunDir], baseline: str | None = None, *, seed: int = 0,
     resamples: int = RESAMPLES, level: float = LEVEL, pool: bool = True,
 ) -> list[dict[str, Any]]:
     """Rows keyed ``model``, ``strategy``, ``n``, ``answered``, the metrics and cost columns.
@@ -144,14 +109,14 @@ def summarize(
     Rows come sorted: real models, then simulated ones, then reference rules; within a
     model the baseline strategy first.
     """
-    run_dirs = require_scenefunri(run_dirs)
+    runs = open_runs(run_dirs)
     groups: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
                  "out": 0, "sec": 0.0, "simulated": False, "backend": ""}
     )
     runs_of: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
-    for run_dir, rec in ((d, rec) for d in run_dirs for rec in current_records([d])):
-        runs_of[(rec["model"], rec["strategy"])][str(run_dir)] = None
+    for where, rec in ((r, rec) for r in runs for rec in run_records(r)):
+        runs_of[(rec["model"], rec["strategy"])][str(where.path)] = None
         g = groups[(rec["model"], rec["strategy"])]
         g["n"] += 1
         g["by_instance"][rec["instance_id"]].append(rec.get("metrics") or {})
@@ -253,7 +218,7 @@ def _add_deltas(row: dict[str, Any], base: dict[str, Any] | None, values: dict, 
 
 
 def figure_cells(
-    run_dirs: Sequence[str | Path], instance_ids: Sequence[str], *, sample: int = 0,
+    run_dirs: Sequence[str | Path | RunDir], instance_ids: Sequence[str], *, sample: int = 0,
     models: Sequence[str] | None = None, strategies: Sequence[str] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """What ``unseen figure`` draws: the instances (from each run's dataset) and the rows.
@@ -269,22 +234,21 @@ def figure_cells(
     records: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     kinds: dict[tuple[str, str], dict[str, Any]] = {}
     wanted = set(instance_ids)
-    for run_dir in require_scenefunri(run_dirs):
-        meta_path = Path(run_dir) / "run.json"
-        data = run_config(run_dir).get("data")
+    for run in open_runs(run_dirs):
+        data = run.config.data if run.config is not None else ""
         if not data:
-            raise RunDirError(f"{meta_path}: names no dataset ('data')")
+            raise RunDirError(f"{run.config_file}: names no dataset ('data')")
         path = Path(data)
         if not path.is_absolute() and not path.exists():
-            path = Path(run_dir) / path
+            path = run.path / path
         try:
             dataset = load_dataset(path)
         except DatasetError as exc:
-            raise RunDirError(f"{run_dir}: its dataset cannot be loaded: {exc}") from None
+            raise RunDirError(f"{run.path}: its dataset cannot be loaded: {exc}") from None
         for inst in dataset:
             if inst.id in wanted and inst.id not in found:
                 found[inst.id] = inst
-        for rec in current_records([run_dir]):
+        for rec in run_records(run):
             if rec["instance_id"] not in wanted or rec.get("sample", 0) != sample:
                 continue
             if models and rec["model"] not in models:

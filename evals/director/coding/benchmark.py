@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from ....engine.benchmark import Plan, RunRequest
 from ....engine.journal import JOURNAL, RUN_FILE, iter_records, read_run_json
@@ -84,9 +83,6 @@ class DirectorCoding:
     def resume(self, old: RunConfig, new: RunConfig, run_dir: Path) -> RunConfig:
         return new.model_copy(update={"run": old.run, "created_at": old.created_at})
 
-    @property
-    def views(self) -> Any:
-        return None
 
 
 def _check_earlier(folder: Path, coder: str, batch_size: int) -> None:

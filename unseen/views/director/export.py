@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .evals.director.analyze import (
+from ...engine.rundir import RunDir, RunDirError
+from ...evals.director.analyze import (
     MARGIN_GROUP,
     N_BOOT,
     Analysis,
@@ -34,9 +35,9 @@ from .evals.director.analyze import (
     Change,
     analyze_run,
 )
-from .evals.director.plots import plot_analysis as plot
-from .evals.director.plots import slug as plot_slug
-from .evals.director.tables import (
+from ...evals.director.plots import plot_analysis as plot
+from ...evals.director.plots import slug as plot_slug
+from ...evals.director.tables import (
     change_cells,
     group_title,
     legend,
@@ -44,27 +45,18 @@ from .evals.director.tables import (
     rate_tables,
     what,
 )
-from .evals.scenefunri.report import RunDirError
-from .export import _CSS, ExportResult, _e, _slug
-from .show_director import (
-    DirectorRun,
-    _chosen,
-    choice_role,
-    fields_text,
-    key_text,
-    write_png,
-)
+from ..common import ExportResult, e, img_attrs, slug
+from ..protocol import ExportOptions, ExportPage, Section
+from .marks import choice_role, chosen_block, fields_text, key_text
+from .png import write_png
+from .run import DirectorRun
 
 #: Plots are drawn at 150 dpi: shown at the size they would have at 96 CSS pixels an inch.
 PLOT_SCALE = 96 / 150
 #: Example scenes drawn (each condition of the first batch, sample 0, the first model).
 EXAMPLE_SCENES = 3
 
-_CSS_DIRECTOR = """
-h3 { margin: 1.2em 0 .3em; font-size: 15px; }
-.banner { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: .5em 0; }
-.simtag { background: #b00; color: #fff; font-size: 11px; font-weight: bold; padding: 0 4px;
-          border-radius: 3px; margin-left: 4px; }
+CSS = """
 dl.head { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; }
 dl.head dt { color: #555; }
 dl.head dd { margin: 0; }
@@ -75,29 +67,31 @@ tr.first td { border-top: 2px solid #999; }
 .notwithin { color: #b00; }
 .status { color: #777; font-style: italic; }
 .what { color: #666; font-size: 90%; }
-nav ul { margin: .2em 0; padding-left: 1.4em; }
 figure.scene img { max-width: 100%; }
 """
 
 
-def export_director(run_dir: str | Path, out_dir: str | Path, *,
-                    examples: int = EXAMPLE_SCENES, max_images: int | None = None,
-                    n_boot: int = N_BOOT, seed: int = 0) -> ExportResult:
-    """Write ``out_dir/index.html`` and its images under ``out_dir/img/`` for one study run.
+def export(runs: list[RunDir], out_dir: Path, options: ExportOptions, result: ExportResult, *,
+           examples: int = EXAMPLE_SCENES, n_boot: int = N_BOOT, seed: int = 0) -> ExportPage:
+    """The page of one study run; its plots and example scenes under ``out_dir/img/``.
 
-    ``examples``: scenes drawn for each condition of the first batch; ``max_images`` caps
-    the scene pictures in all. Raises :class:`RunDirError` for a run that cannot be read or
-    analysed (one line, for the CLI)."""
-    run_dir, out_dir = Path(run_dir), Path(out_dir)
-    run = DirectorRun.open(run_dir)  # RunDirError: no journal, not a Director run
+    ``examples``: scenes drawn for each condition of the first batch; ``options.max_strips``
+    caps the scene pictures in all. Raises :class:`RunDirError` for several runs, a
+    ``--baseline``, or a run that cannot be analysed (one line, for the CLI)."""
+    if len(runs) > 1:
+        raise RunDirError(f"export one Director run at a time, got {len(runs)}: "
+                          f"{', '.join(str(r.path) for r in runs)}")
+    if options.baseline is not None:
+        raise RunDirError("--baseline applies to SceneFunRI runs; a Director run's comparisons "
+                          "are those its design names")
+    run = DirectorRun.open(runs[0])
     try:
-        analysis = analyze_run(run_dir, n_boot=n_boot, seed=seed)
+        analysis = analyze_run(run.path, n_boot=n_boot, seed=seed)
     except AnalysisError as exc:
         raise RunDirError(str(exc)) from None
     img = out_dir / "img"
     img.mkdir(parents=True, exist_ok=True)
-    result = ExportResult(index=out_dir / "index.html", trajectories=analysis.n_replies)
-
+    result.trajectories = analysis.n_replies
     plots = {p.name: p for p in plot(analysis, img)}
     result.curves = list(plots.values())
     used: set[str] = set()
@@ -106,16 +100,15 @@ def export_director(run_dir: str | Path, out_dir: str | Path, *,
         if name not in plots:
             return ""
         used.add(name)
-        return (f'<figure><img src="img/{_e(name)}" alt="{_e(alt)}"{_size(plots[name], PLOT_SCALE)}>'
-                f"<figcaption>{_e(caption)}</figcaption></figure>")
+        return (f'<figure><img src="img/{e(name)}" alt="{e(alt)}"'
+                f"{img_attrs(plots[name], PLOT_SCALE)}><figcaption>{e(caption)}</figcaption>"
+                "</figure>")
 
     simulated = _simulated(run)
-    body = [_header(run, analysis, simulated)]
-    nav: list[tuple[str, str]] = []
+    sections = [Section("", _header(run, analysis, simulated))]
 
     # rates, each table followed by its hidden-block bars
-    rate_html = ['<h2 id="rates">Rates</h2>']
-    nav.append(("rates", "Rates"))
+    rate_html = []
     tables = rate_tables(analysis)
     keys = list(dict.fromkeys((r.batch, r.set) for r in analysis.rates))
     sets_of: dict[str, int] = {}
@@ -126,81 +119,53 @@ def export_director(run_dir: str | Path, out_dir: str | Path, *,
         result.table_rows += n
         rate_html.append(html)
         name = f"hidden_{plot_slug(batch)}" + (f"_{plot_slug(set_)}" if sets_of[batch] > 1
-                                               else "") + ".png"
+                                                else "") + ".png"
         rate_html.append(figure(name, f"hidden-block rates, batch {batch}",
                                 f"Hidden-block choices per condition, batch {batch}"
                                 + (f", set {set_}" if sets_of[batch] > 1 else "")
                                 + " (% of answered replies, 95% interval over scenes)"))
-    body += rate_html
+    sections.append(Section("Rates", "\n".join(h for h in rate_html if h), "rates"))
 
     # changes, per group, each table with its forest plot
     if analysis.changes:
-        body.append('<h2 id="changes">Changes</h2>')
-        nav.append(("changes", "Changes"))
+        changes_html, groups = [], []
         for group, changes in analysis.groups():
-            anchor = f"group-{_slug(group)}"
+            anchor = f"group-{slug(group)}"
             title = group_title(analysis, group, changes)
             html, n = _changes_table(group, changes, simulated, analysis.label)
             result.table_rows += n
-            body.append(f'<h3 id="{_e(anchor)}">{_e(title)}</h3>')
-            body.append(html)
-            body.append(figure(f"forest_{plot_slug(group)}.png", f"forest plot of {group}",
-                               "The changes above: points with 95% intervals"))
-            nav.append((anchor, title))
+            changes_html += [f'<h3 id="{e(anchor)}">{e(title)}</h3>', html,
+                             figure(f"forest_{plot_slug(group)}.png", f"forest plot of {group}",
+                                    "The changes above: points with 95% intervals")]
+            groups.append((anchor, title))
+        sections.append(Section("Changes", "\n".join(h for h in changes_html if h), "changes",
+                                groups))
     else:
-        body.append('<h2 id="changes">Changes</h2><p class=note>The design names no '
-                    "comparisons.</p>")
+        sections.append(Section("Changes", "<p class=note>The design names no comparisons.</p>",
+                                "changes"))
 
-    from .evals.director.coding.items import CODING_DIR, ITEMS_FILE
-    from .evals.director.coding.report import render as render_codes
-    from .evals.director.coding.report import summarize as summarize_codes
+    from ...evals.director.coding.items import CODING_DIR, ITEMS_FILE
+    from ...evals.director.coding.report import render as render_codes
+    from ...evals.director.coding.report import summarize as summarize_codes
 
-    if (Path(run_dir) / CODING_DIR / "main" / ITEMS_FILE).is_file():
-        body.append('<h2 id="traces">Reasoning traces</h2><p class=note>Coded by '
-                    "`unseen director code` against the codebook of Appendix E.</p>")
-        nav.append(("traces", "Reasoning traces"))
-        body.append(render_codes(summarize_codes(run_dir), "html"))
-
-    body.append('<h2 id="legend">Legend</h2>')
-    nav.append(("legend", "Legend"))
-    body += [f"<p class=note>{_e(line)}</p>" for line in legend(analysis)]
-
+    if (run.path / CODING_DIR / "main" / ITEMS_FILE).is_file():
+        sections.append(Section(
+            "Reasoning traces", "<p class=note>Coded by `unseen director code` against the "
+            "codebook of Appendix E.</p>" + render_codes(summarize_codes(run.path), "html"),
+            "traces"))
+    sections.append(Section("Legend", "\n".join(f"<p class=note>{e(line)}</p>"
+                                                for line in legend(analysis)), "legend"))
     rest = [p for name, p in plots.items() if name not in used]
     if rest:
-        body.append('<h2 id="figures">Other figures</h2>')
-        nav.append(("figures", "Other figures"))
-        body += [figure(p.name, p.stem, p.stem) for p in rest]
-
-    scenes_html = _examples(run, run_dir, img, analysis, examples, max_images, result)
+        sections.append(Section("Other figures", "\n".join(figure(p.name, p.stem, p.stem)
+                                                           for p in rest), "figures"))
+    scenes_html = _examples(run, img, analysis, examples, options.max_strips, result)
     if scenes_html:
-        body.append('<h2 id="scenes">Example scenes</h2>')
-        nav.append(("scenes", "Example scenes"))
-        body += scenes_html
-
-    links = "".join(f'<li><a href="#{_e(a)}">{_e(t)}</a></li>' for a, t in nav)
-    body.insert(1, f"<nav><ul>{links}</ul></nav>")
-    title = f"Director study {analysis.design.name}"
-    page = ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<title>{_e(title)}</title><style>" + _CSS + _CSS_DIRECTOR
-            + "</style></head><body>\n" + "\n".join(b for b in body if b)
-            + "\n</body></html>\n")
-    result.index.write_text(page, encoding="utf-8")
+        sections.append(Section("Example scenes", "\n".join(scenes_html), "scenes"))
     result.summary = (f"{len(tables)} rates tables, {len(analysis.changes)} changes, "
                       f"{len(result.curves)} plots, {len(result.strips)} example scenes of "
                       f"{analysis.n_replies} replies")
-    return result
-
-
-def _size(path: Path, scale: float = 1.0) -> str:
-    """``width`` and ``height`` attributes (the page does not reflow as images load)."""
-    from .engine.images import open_image
-
-    try:
-        with open_image(path) as im:
-            w, h = im.size
-    except OSError:
-        return ""
-    return f' width="{round(w * scale)}" height="{round(h * scale)}"'
+    return ExportPage(f"Director study {analysis.design.name}", sections, CSS, nav=True)
 
 
 # --- header ----------------------------------------------------------------------------------
@@ -208,7 +173,8 @@ def _size(path: Path, scale: float = 1.0) -> str:
 
 def _simulated(run: DirectorRun) -> dict[str, str]:
     """Model name → backend spec, for the models a simulated respondent answered."""
-    backends = run.study.get("backends") or run.config.get("backends") or []
+    config = run.run.config
+    backends = run.study.get("backends") or (config.backends if config else []) or []
     out = {}
     for b in backends:
         if b.get("simulated") or b.get("provider") == "sim":
@@ -221,8 +187,8 @@ def _model_html(model: str, simulated: dict[str, str],
     """The model as the page shows it: a simulated one by name with its SIMULATED tag,
     any other as ``label`` names it (a person's name marked ``(human)``)."""
     if model in simulated:
-        return _e(model) + f'<span class=simtag title="{_e(simulated[model])}">SIMULATED</span>'
-    return _e(label(model))
+        return e(model) + f'<span class=simtag title="{e(simulated[model])}">SIMULATED</span>'
+    return e(label(model))
 
 
 def _header(run: DirectorRun, a: Analysis, simulated: dict[str, str]) -> str:
@@ -231,16 +197,16 @@ def _header(run: DirectorRun, a: Analysis, simulated: dict[str, str]) -> str:
     set_text = ", ".join(f"{name} ({v.get('n', '?')} scenes)" for name, v in sets.items()) or \
         ", ".join(sorted({r.set for r in a.rates}))
     models = ", ".join(_model_html(m, simulated, a.label) for m in a.models)
-    rows = [("design", _e(d.name) + (f" — {_e(d.description)}" if d.description else "")),
-            ("models", models), ("replies", _e(a.n_replies)), ("scene sets", _e(set_text)),
-            ("batches", _e(", ".join(b.name for b in d.batches))),
-            ("samples", _e(d.samples)),
-            ("run", _e(run.path) + (f" · {_e(run.config['created_at'])}"
-                                    if run.config.get("created_at") else ""))]
-    out = [f"<h1>Director study {_e(d.name)}</h1>"]
+    rows = [("design", e(d.name) + (f" — {e(d.description)}" if d.description else "")),
+            ("models", models), ("replies", e(a.n_replies)), ("scene sets", e(set_text)),
+            ("batches", e(", ".join(b.name for b in d.batches))),
+            ("samples", e(d.samples)),
+            ("run", e(run.path) + (f" · {e(run.run.config.created_at)}"
+                                    if run.run.config and run.run.config.created_at else ""))]
+    out = [f"<h1>Director study {e(d.name)}</h1>"]
     if simulated:
         sim = [m for m in a.models if m in simulated]
-        out.append(f"<p class=banner><b>SIMULATED</b>: the replies of {_e(', '.join(sim))} "
+        out.append(f"<p class=banner><b>SIMULATED</b>: the replies of {e(', '.join(sim))} "
                    "come from a simulated respondent, not a model; its numbers test the "
                    "pipeline, not a model.</p>")
     out.append("<dl class=head>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
@@ -256,10 +222,10 @@ def _rates_table(t: Any, simulated: dict[str, str], anchor: str) -> tuple[str, i
     condition. Returns the HTML and its body rows."""
     rows = rate_rows(t)
     span = {m: sum(1 for r in rows if r[0] == m) for m in t.models}
-    out = [f'<h3 id="{_e(anchor)}">{_e(t.title)}</h3>',
-           f'<div class=wrap><table class="rates" id="{_e(anchor)}-table"><thead><tr>'
+    out = [f'<h3 id="{e(anchor)}">{e(t.title)}</h3>',
+           f'<div class=wrap><table class="rates" id="{e(anchor)}-table"><thead><tr>'
            "<th class=l>model</th><th class=l>measure</th>"
-           + "".join(f"<th>{_e(c)}</th>" for c in t.conditions) + "</tr></thead><tbody>"]
+           + "".join(f"<th>{e(c)}</th>" for c in t.conditions) + "</tr></thead><tbody>"]
     last = None
     for model, label, cells in rows:
         first = model != last
@@ -270,13 +236,13 @@ def _rates_table(t: Any, simulated: dict[str, str], anchor: str) -> tuple[str, i
         last = model
         tds = []
         for value, ci, note in cells:
-            parts = [_e(value)]
+            parts = [e(value)]
             if ci:
-                parts.append(f"<br><span class=ci>{_e(ci)}</span>")
+                parts.append(f"<br><span class=ci>{e(ci)}</span>")
             if note:
-                parts.append(f"<br><span class=ci>{_e(note)}</span>")
+                parts.append(f"<br><span class=ci>{e(note)}</span>")
             tds.append("<td>" + "".join(parts) + "</td>")
-        out.append(f"{tr}{head}<td class='l m'>{_e(label)}</td>{''.join(tds)}</tr>")
+        out.append(f"{tr}{head}<td class='l m'>{e(label)}</td>{''.join(tds)}</tr>")
     out.append("</tbody></table></div>")
     return "\n".join(out), len(rows)
 
@@ -290,7 +256,7 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
     head = ["comparison", "model", "change (points)", "95% interval",
             *(["within margin"] if margin else ["mark", "p", "adj. p"]), "method", "n", "scenes"]
     out = ['<div class=wrap><table class="changes"><thead><tr>'
-           + "".join(f'<th{" class=l" if h in ("comparison", "model") else ""}>{_e(h)}</th>'
+           + "".join(f'<th{" class=l" if h in ("comparison", "model") else ""}>{e(h)}</th>'
                      for h in head) + "</tr></thead><tbody>"]
     span: dict[int, int] = {}
     for c in changes:
@@ -301,27 +267,27 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
         first = c.index != last
         tr = "<tr class=first>" if first and last is not None else "<tr>"
         k = c.comparison
-        sub = f"<br><span class=what>{_e(what(k))}</span>" if k.label else ""
-        title = (f'<td class=l rowspan="{span[c.index]}"><b>{_e(k.title if k.label else what(k))}'
+        sub = f"<br><span class=what>{e(what(k))}</span>" if k.label else ""
+        title = (f'<td class=l rowspan="{span[c.index]}"><b>{e(k.title if k.label else what(k))}'
                  f"</b>{sub}</td>") if first else ""
         last = c.index
         cls = _MARK_CLASS.get(c.mark, "")
         if c.ok:
-            diff = f"<span class={cls}>{_e(v['diff'])}</span>" if cls else _e(v["diff"])
+            diff = f"<span class={cls}>{e(v['diff'])}</span>" if cls else e(v["diff"])
         else:
-            diff = f'<span class=status title="{_e(c.note)}">{_e(v["diff"])}</span>'
+            diff = f'<span class=status title="{e(c.note)}">{e(v["diff"])}</span>'
             if c.note and c.status != "not asked":
-                diff += f"<br><span class=ci>{_e(c.note)}</span>"
+                diff += f"<br><span class=ci>{e(c.note)}</span>"
         cells = [f"<td class=l>{_model_html(c.model, simulated, label)}</td>", f"<td>{diff}</td>",
-                 f"<td>{_e(v['interval'])}</td>"]
+                 f"<td>{e(v['interval'])}</td>"]
         if margin:
             vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "")
-            cells.append(f"<td><span class={vcls}>{_e(v['verdict'])}</span></td>" if vcls
+            cells.append(f"<td><span class={vcls}>{e(v['verdict'])}</span></td>" if vcls
                          else "<td></td>")
         else:
-            mark = (f"<span class={cls}>{_e(v['mark'])}</span>" if cls else _e(v["mark"]))
-            cells += [f"<td>{mark}</td>", f"<td>{_e(v['p'])}</td>", f"<td>{_e(v['p_adj'])}</td>"]
-        cells += [f"<td>{_e(v[x])}</td>" for x in ("method", "n", "G")]
+            mark = (f"<span class={cls}>{e(v['mark'])}</span>" if cls else e(v["mark"]))
+            cells += [f"<td>{mark}</td>", f"<td>{e(v['p'])}</td>", f"<td>{e(v['p_adj'])}</td>"]
+        cells += [f"<td>{e(v[x])}</td>" for x in ("method", "n", "G")]
         out.append(tr + title + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     return "\n".join(out), len(changes)
@@ -347,7 +313,7 @@ def _caption(rec: dict[str, Any], inst: Any) -> list[str]:
         lines.append(f"report: {fields_text(report)}" + (f" {' '.join(marks)}" if marks else ""))
     elif rec.get("status") == "answered":
         lines.append("report: not asked")
-    block = _chosen(rec)
+    block = chosen_block(rec)
     if block is not None:
         lines.append(f"choice: block {block}" + (f" ({choice_role(block, inst.truth)})"
                                                  if inst is not None else ""))
@@ -355,7 +321,7 @@ def _caption(rec: dict[str, Any], inst: Any) -> list[str]:
     return lines
 
 
-def _examples(run: DirectorRun, run_dir: Path, img: Path, analysis: Analysis, n_scenes: int,
+def _examples(run: DirectorRun, img: Path, analysis: Analysis, n_scenes: int,
               cap: int | None, result: ExportResult) -> list[str]:
     """The first scenes under each condition of the first batch (sample 0, first model)."""
     if n_scenes <= 0 or cap == 0:
@@ -375,7 +341,7 @@ def _examples(run: DirectorRun, run_dir: Path, img: Path, analysis: Analysis, n_
           if r["sample"] == first_sample}
     scene_ids = sorted({sid for sid, _ in by})[:n_scenes]
     conds = [c for c in batch.conditions if any((s, c) in by for s in scene_ids)]
-    out = [f"<p class=note>{_e(model)}, batch {_e(batch.name)}, sample {first_sample}: the "
+    out = [f"<p class=note>{e(model)}, batch {e(batch.name)}, sample {first_sample}: the "
            f"first {len(scene_ids)} scenes under each of its conditions. Red: the hidden block; "
            "green: the director-view block; magenta: the chosen block. Any other: unseen show "
            "RUN SCENE --strategy CONDITION --model M --sample K --png FILE</p>"]
@@ -383,7 +349,7 @@ def _examples(run: DirectorRun, run_dir: Path, img: Path, analysis: Analysis, n_
     capped = 0
     for sid in scene_ids:
         inst, why = run.scene(sid)
-        out.append(f'<h3 id="scene-{_e(_slug(sid))}">{_e(sid)}</h3>')
+        out.append(f'<h3 id="scene-{e(slug(sid))}">{e(sid)}</h3>')
         if inst is None:
             notes.append(f"{sid}: {why}")
         for cond in conds:
@@ -391,28 +357,28 @@ def _examples(run: DirectorRun, run_dir: Path, img: Path, analysis: Analysis, n_
             if rec is None:
                 continue
             head, *more = _caption(rec, inst)
-            caption = "<br>".join([f"<b>{_e(head)}</b>", *map(_e, more)])
+            caption = "<br>".join([f"<b>{e(head)}</b>", *map(e, more)])
             if (cap is not None and len(result.strips) >= cap) or inst is None:
                 capped += inst is not None
                 out.append(f"<p class=note>{caption}</p>")
                 continue
-            name = f"scene-{len(result.strips):03d}-{_slug(sid)}-{_slug(cond)}.png"
+            name = f"scene-{len(result.strips):03d}-{slug(sid)}-{slug(cond)}.png"
             try:
-                write_png(run_dir, sid, img / name, strategy=rec["strategy"],
+                write_png(run.run, sid, img / name, strategy=rec["strategy"],
                           model=rec.get("backend") or model, sample=rec["sample"])
             except (ValueError, OSError) as exc:
                 notes.append(f"{sid} {cond}: {exc}")
                 out.append(f"<p class=note>{caption}</p>")
                 continue
             result.strips.append(img / name)
-            out.append(f'<figure class=scene><a href="img/{_e(name)}"><img src="img/{_e(name)}" '
-                       f'alt="{_e(sid)} under {_e(cond)}"{_size(img / name)}></a>'
+            out.append(f'<figure class=scene><a href="img/{e(name)}"><img src="img/{e(name)}" '
+                       f'alt="{e(sid)} under {e(cond)}"{img_attrs(img / name)}></a>'
                        f"<figcaption>{caption}</figcaption></figure>")
     if notes:
         result.notes += notes
-        out.insert(1, "".join(f"<p class='note bad'>{_e(n)}</p>" for n in notes))
+        out.insert(1, "".join(f"<p class='note bad'>{e(n)}</p>" for n in notes))
     if capped:
         note = f"scene pictures for the first {cap} of {cap + capped} (--max-strips)"
         result.notes.append(note)
-        out.insert(1, f"<p class=note>{_e(note)}</p>")
+        out.insert(1, f"<p class=note>{e(note)}</p>")
     return out

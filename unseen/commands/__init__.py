@@ -1,0 +1,1 @@
+"""The ``unseen`` command line's commands, by group (``unseen.cli`` assembles them)."""

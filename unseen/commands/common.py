@@ -1,0 +1,96 @@
+"""What the commands share: the consoles every text passes through (control sequences and
+secrets removed), the one-line user error, and the lines a run command ends with."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from ..engine.errors import UnseenError
+from ..engine.sanitize import SafeConsole, shown
+
+# every text the commands print passes the sanitiser (control sequences, secrets) on its way
+out = SafeConsole()
+err = SafeConsole(stderr=True)
+
+
+def plain(*parts: object, end: str = "\n") -> None:
+    """``print`` for plain-text output (JSON, CSV, markdown, prompts), sanitised the same way."""
+    sys.stdout.write(shown(" ".join(str(p) for p in parts)) + end)
+
+FORMATS = ("table", "json", "csv", "md", "latex")
+
+
+class UserError(UnseenError):
+    """Raised inside commands for a one-line error and exit status 2."""
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """What a user can cause: every error of the project derives from ``UnseenError``; a
+    missing or unreadable path is the operating system's own."""
+    from ..engine.errors import UnseenError
+
+    return (UnseenError, FileNotFoundError, NotADirectoryError, PermissionError)
+
+
+def interrupted(what: str, run_dir: Path) -> None:
+    err.print(f"interrupted: finished {what} are saved in {run_dir}; rerun the same "
+              f"command with --out {run_dir} to resume", soft_wrap=True, highlight=False)
+    raise typer.Exit(130)
+
+
+def quiet_or_resumed(result: Any, quiet: bool, what: str) -> bool:
+    """With --quiet, print only the run directory (True: nothing more to say); else say
+    how many ``what`` a resume skipped."""
+    if quiet:
+        out.print(str(result.run_dir))
+        return True
+    if result.skipped:
+        out.print(f"resumed: {result.skipped} {what} were already done")
+    return False
+
+
+def close(result: Any, what: str, strict: bool, quiet: bool) -> None:
+    """The command's last line: how many new ``what`` failed, by error kind (stdout; stderr
+    with --quiet, whose stdout is the run directory alone). Exit 1 when every new one failed,
+    or with --strict when any did."""
+    failures = result.failures
+    failed = sum(failures.values())
+    if not failed:
+        return
+    counts = ", ".join(f"{kind} {n}" for kind, n in failures.items())
+    if failed == result.done:
+        kind = next(iter(failures))
+        example = " ".join(str(result.examples.get(kind, "")).split())[:160]
+        err.print(f"[red]error:[/] all {failed} new {what} failed: {escape(counts)}"
+                  + (f" (first {escape(kind)}: {escape(example)})" if example else "")
+                  + "; rerun the same command to retry them", soft_wrap=True, highlight=False)
+        raise typer.Exit(1)
+    line = (f"{failed} of {result.done} new {what} failed: {escape(counts)}; rerun the same "
+            "command to retry them")
+    (err if quiet else out).print(line, soft_wrap=True, highlight=False)
+    if strict:
+        raise typer.Exit(1)
+
+
+def print_reasons(by_error: dict[str, int]) -> None:
+    if by_error:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
+        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+
+
+def print_servers(run_dir: Path) -> None:
+    """A line of per-server counts for each backend spread over several servers."""
+    from ..backends.servers import server_summary
+    from ..engine.rundir import RunDir
+
+    config = RunDir(run_dir).config
+    for desc in config.backends if config is not None else []:
+        if line := server_summary(desc):
+            out.print(line, soft_wrap=True, highlight=False, markup=False)
+
+

@@ -1,0 +1,155 @@
+"""``unseen run`` and the listings: ``strategies``, ``benchmarks``, ``backends``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from .. import settings
+from .common import (
+    close,
+    interrupted,
+    out,
+    print_reasons,
+    print_servers,
+    quiet_or_resumed,
+)
+
+commands = typer.Typer()
+
+
+@commands.command()
+def run(
+    data: Annotated[Path | None, typer.Option(help="The benchmark's data: a SceneFunRI folder (default: the bundled sample set), or what another benchmark reads.")] = None,
+    strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
+    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
+    benchmark: Annotated[str | None, typer.Option(help="Benchmark (see `unseen benchmarks`); default: the one whose data --data holds, else scenefunri.")] = None,
+    samples: Annotated[int, typer.Option(min=1, help="Samples per instance.")] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
+    box_format: Annotated[str | None, typer.Option(help="Override the box convention: pixel, norm1000, gemini, unit, qwen2.5.")] = None,
+    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    processes: Annotated[int, typer.Option(min=1, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them).")] = 1,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
+    allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
+) -> None:
+    """Run strategies against backends over a dataset, journal every step, print a table.
+
+    With no options: the bundled sample set, the paper's prompting strategies (direct with
+    the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
+    Without --strategy the table also shows the fixed rules baseline:center and
+    baseline:prior, marked (rule).
+    """
+    from ..api import run as run_api
+    from ..engine.benchmark import detect
+    from ..engine.benchmark import get as get_benchmark
+    from ..evals.scenefunri import render, summarize
+
+    bench = get_benchmark(benchmark) if benchmark else detect(data)
+    scenefunri = bench.name == "scenefunri"
+    strategies = strategy or (list(settings.DEFAULT_STRATEGIES) if scenefunri else [])
+    backends = backend or [settings.DEFAULT_BACKEND]
+    run_dir = out_dir or settings.new_run_dir(strategies or [bench.name], backends)
+    try:
+        result = run_api(
+            data, strategies, backends, benchmark=bench.name, samples=samples, limit=limit,
+            out=run_dir, concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
+            box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
+            processes=processes, allow_outside_images=allow_outside_images,
+        )
+        if not strategy and scenefunri:  # what a fixed guess earns, for scale; no model asked
+            rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
+                            samples=samples, limit=limit, out=run_dir, progress=False)
+            result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
+    except KeyboardInterrupt:
+        interrupted("trajectories", run_dir)
+    if quiet_or_resumed(result, quiet, "trajectories"):
+        return close(result, "trajectories", strict, quiet)
+    if scenefunri:
+        base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
+            len(strategies) > 1 else None
+        out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
+    else:
+        _print_table(bench.name, result)
+    print_reasons(result.by_error)
+    print_servers(result.run_dir)
+    # soft_wrap: a path folded at the console's width cannot be copied back
+    out.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]  ({result.done} new "
+              f"trajectories in {result.seconds:.1f} s)", soft_wrap=True, highlight=False)
+    close(result, "trajectories", strict, quiet)
+
+
+def _print_table(benchmark: str, result) -> None:
+    """The run's table as ``unseen compare`` draws it for its benchmark's views; a benchmark
+    whose runs have no such table (the Director's: ``director analyze``) gets a count."""
+    from ..engine.errors import UnseenError
+    from ..engine.rundir import RunDir
+    from ..views import CompareOptions, views_for
+
+    try:
+        table = views_for(benchmark).compare([RunDir.open(result.run_dir)], CompareOptions(),
+                                              "table", out.width)
+    except UnseenError:
+        out.print(f"{result.answered}/{result.done} answered; see them with "
+                  f"`unseen show {escape(str(result.run_dir))}`", soft_wrap=True)
+        return
+    out.print(table)
+
+
+@commands.command()
+def strategies() -> None:
+    """List registered strategies and their parameters."""
+    from rich.table import Table
+
+    from ..strategies import available
+
+    table = Table(title="strategies")
+    for col in ("name", "parameters (default)", "summary"):
+        table.add_column(col)
+    for e in available():
+        fields = ", ".join(f"{k}={f.default!r}" for k, f in e.params.model_fields.items())
+        table.add_row(escape(e.name), escape(fields) or "-", escape(e.summary))
+    out.print(table)
+
+
+@commands.command()
+def benchmarks() -> None:
+    """List registered benchmarks (built-in and plug-ins) and the strategies made for each."""
+    from rich.table import Table
+
+    from ..engine.benchmark import available
+    from ..strategies import available as strategies_available
+
+    table = Table(title="benchmarks")
+    for col in ("name", "summary", "strategies"):
+        table.add_column(col)
+    entries = strategies_available()
+    for b in available():
+        names = ", ".join(e.name for e in entries if e.benchmark in b.accepts)
+        table.add_row(escape(b.name), escape(b.summary), escape(names) or "-")
+    out.print(table)
+
+
+@commands.command()
+def backends() -> None:
+    """List backend providers and their spec syntax."""
+    from rich.table import Table
+
+    from ..backends import providers
+
+    table = Table(title="backends")
+    table.add_column("provider")
+    table.add_column("spec")
+    for name, usage in providers().items():
+        table.add_row(escape(name), escape(usage))
+    out.print(table)
+
+
