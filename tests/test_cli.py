@@ -122,6 +122,7 @@ def runs(tmp_path_factory, cache_dir, sample_data) -> dict[str, Path]:
 # --- the default run --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_default_run_subprocess(tmp_path):
     cache, run_dir = tmp_path / "C", tmp_path / "R"
     proc = unseen_sub(tmp_path, "run", "--cache-dir", str(cache), "--out", str(run_dir),
@@ -437,6 +438,7 @@ def _command_paths(command, path=()):
         yield from _command_paths(sub, (*path, name))
 
 
+@pytest.mark.slow
 def test_every_help_page_renders():
     # rich markup in a help text (e.g. "[/<question>]") once crashed `director prompts --help`
     import typer

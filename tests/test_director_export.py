@@ -190,6 +190,7 @@ window.addEventListener("load", () => {
 </script>"""
 
 
+@pytest.mark.slow
 def test_chromium_renders_tables_and_images(report, tmp_path):
     exe = chromium()
     site = tmp_path / "site"

@@ -135,6 +135,7 @@ def _browser(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
         capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_chromium_loads_the_page(report, tmp_path):
     exe = chromium()
     url = (report / "index.html").resolve().as_uri()
@@ -192,6 +193,7 @@ def wide_report(tmp_path_factory, sample_data):
     return out / "site"
 
 
+@pytest.mark.slow
 def test_no_table_overflows_a_1280_px_window(wide_report, tmp_path):
     exe = chromium()
     site = tmp_path / "site"

@@ -380,6 +380,7 @@ async def test_the_page_answers_only_its_token_and_host(monkeypatch):
             await c.get(url)
 
 
+@pytest.mark.slow
 async def test_the_command_line_prints_the_address_then_the_human_row(sample_data, tmp_path,
                                                                      run_main):
     import sys

@@ -62,6 +62,7 @@ def study(tmp_path_factory, director_scenes) -> Path:
     return run_dir
 
 
+@pytest.mark.slow
 def test_twin_runs_on_one_directory_the_second_is_refused_and_no_key_is_written_twice(
         tmp_path, sample_data, run_main):
     """The issue's reproduction: two `unseen run` on one --out at once both ran, writing

@@ -78,6 +78,7 @@ def resume(run_main, run_dir: Path, cache_dir: Path, *extra: str) -> str:
 # --- Ctrl-C ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path, cache_dir,
                                                                        sample_data):
     run_dir = tmp_path / "interrupted"
@@ -107,6 +108,7 @@ def test_ctrl_c_exits_130_with_a_resume_hint_and_leaves_a_resumable_run(tmp_path
 # --- a run killed with SIGKILL ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, cache_dir, sample_data):
     run_dir = tmp_path / "killed"
     cmd = [sys.executable, "-m", "unseen.cli", "run", "--data", str(sample_data), "-s", "direct", "--backend", SLOW_SIM, "--concurrency", "2",

@@ -19,6 +19,8 @@ from unseen.evals.scenefunri.scenefun3d import read_visit
 from unseen.renderers.mesh import merge
 from unseen.renderers.rooms3d import LABELS, room_meshes
 
+pytestmark = pytest.mark.slow  # a fixture or every test takes seconds: `-m 'not slow'` skips
+
 N_ROOMS = 8
 SIZE = (320, 240)
 

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import unseen
 from unseen.evals.scenefunri.sample import write_test_set
 
@@ -10,6 +12,7 @@ def records(run_dir):
     return {r["key"]: r for r in map(json.loads, (run_dir / "trajectories.jsonl").open())}
 
 
+@pytest.mark.slow
 def test_two_processes_match_one(tmp_path):
     data = write_test_set(tmp_path / "data")
     kw = dict(samples=2, cache=False, progress=False)

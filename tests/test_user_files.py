@@ -297,6 +297,7 @@ def test_fuzz_scenes_jsonl(tmp_path_factory, director_scenes, data):
     no_traceback(load_scenes, folder)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_run_json_as_the_views_read_it(tmp_path_factory, run, data):
@@ -322,6 +323,7 @@ def test_fuzz_study_json(tmp_path_factory, study, data):
     no_traceback(read_study, path)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_the_journal_as_the_views_read_it(tmp_path_factory, run, data):
