@@ -62,8 +62,24 @@ def test_the_summary_fits_and_cuts_no_cell(run_dir, width):
         legend = " ".join(text.split())
         for m in MODELS:
             for s in STRATEGIES:
-                assert f"{m} · {fold_label(s)}" in legend
+                assert f"{m} (sim) · {fold_label(s)}" in legend  # named as the tables name it
     assert not re.search(r"\b\w{1,3}…", " ".join(head))  # no heading cut to "s…"
+
+
+def test_a_rule_is_named_as_the_tables_name_it(tmp_path):
+    """Headings, legend and the unanswered table say ``center (rule)``, never the backend."""
+    out = tmp_path / "r"
+    unseen.run(None, ["direct"], ["baseline:center"], out=out, limit=2, cache=False,
+               progress=False)
+    unseen.run(None, ["direct", "spoe:T=3"], ["sim:noisy,unparseable=1.0"], out=out,
+               limit=2, cache=False, progress=False)
+    for width in (80, 200):
+        text = summary(out, width)
+        instances = text[text.index("instances, worst"):]
+        assert "center (rule)" in " ".join(instances.split()), instances
+        assert "baseline-center" not in text
+        reasons = text[text.index("unanswered, by reason"):text.index("instances, worst")]
+        assert "(sim)" in reasons, reasons
 
 
 def test_at_120_columns_the_instructions_come_too(run_dir):

@@ -28,7 +28,7 @@ from rich.text import Text
 
 from ...engine.images import load_image
 from ...engine.journal import checked
-from ...engine.rundir import Head, RunDir
+from ...engine.rundir import Head, RunDir, who
 from ...engine.types import Instance
 from ...evals.scenefunri.metrics import score
 from ...evals.scenefunri.report import box_checked, render, summarize
@@ -105,7 +105,7 @@ def summary(run: RunDir, console: Console, filters: Filters) -> None:
     failures: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for h in heads:
         if h.error_kind:
-            failures[(h.model, h.strategy)][h.error_kind] += 1
+            failures[(who(h.model, h.kind), h.strategy)][h.error_kind] += 1
     if failures:
         table = Table(title="unanswered, by reason", title_justify="left", **COMPACT)
         table.add_column("model", overflow="fold")
@@ -145,6 +145,7 @@ def instance_table(heads: list[Head], order: list[tuple[str, str]], worst: int,
     for h in heads:
         cells[h.instance_id][(h.model, h.strategy)].append(h)
     cols = [c for c in order if any(c in by for by in cells.values())]
+    named = {h.model: who(h.model, h.kind) for h in heads}  # "center (rule)", as tables say
 
     def badness(inst: str) -> tuple:
         hs = [h for g in cells[inst].values() for h in g]
@@ -164,18 +165,19 @@ def instance_table(heads: list[Head], order: list[tuple[str, str]], worst: int,
                  "unseen show RUN INSTANCE [--strategy S] [--model M] (any unique part of an "
                  "id will do)"]
         if keyed:
-            notes.append(pack([f"{k} {m} · {fold_label(s)}"
+            notes.append(pack([f"{k} {named[m]} · {fold_label(s)}"
                                for k, (m, s) in zip(letters(len(kept)), kept, strict=True)],
                               width))
         if n_cols < len(cols):
             notes.append(f"left out at this width: {len(cols) - n_cols} columns ("
-                         + ", ".join(f"{m} · {s}" for m, s in cols[n_cols:])
+                         + ", ".join(f"{named[m]} · {s}" for m, s in cols[n_cols:])
                          + "); narrow with --model or --strategy")
         table = Table(title=f"instances, worst first (most unanswered, then highest Dist): "
                             f"{len(ids)} of {total}", title_justify="left",
                       caption=Text("\n".join(notes)), caption_justify="left")
         table.add_column("instance", no_wrap=True)
-        heads_ = letters(n_cols) if keyed else [f"{m}\n{fold_label(s)}" for m, s in kept]
+        heads_ = letters(n_cols) if keyed else [f"{named[m]}\n{fold_label(s)}"
+                                                for m, s in kept]
         for h in heads_:
             table.add_column(escape(h), justify="right", no_wrap=True)
         if text_width:
