@@ -306,7 +306,7 @@ async def test_tui_browses_a_director_run_and_filters_by_outcome(run_dir, scenes
     async with app.run_test(size=(120, 40)) as pilot:
         tree = app.query_one("#tree", Tree)
         labels = [str(n.label) for n in tree.root.children[0].children]
-        assert any(lab.startswith("gpt-x · move+combined batch c") for lab in labels), labels
+        assert any(lab.startswith("gpt-x (sim) · move+combined batch c") for lab in labels), labels
         await pilot.press("home", "down")  # the first group
         assert tree.cursor_node.data[0] == "group"
         assert "hidden block:" in _text(app, "#detail")

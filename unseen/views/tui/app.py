@@ -29,6 +29,7 @@ from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ...engine.journal import JournalError
+from ...engine.rundir import who
 from ..common import MARK, OUTCOME_STYLE, OUTCOMES, shown
 from ..protocol import Pane, TuiRow
 from .index import Index, build_index
@@ -181,7 +182,8 @@ class TuiApp(App):
             n = sum(1 for e in es if self.matches(e))
             total += n
             label = self.index.runs[key[0]].group_label(key[1], key[2])
-            node = run_nodes[key[0]].add(f"{escape(shown(key[1]))} · {label} "
+            model = who(key[1], es[0].head.kind) if es else key[1]  # as the tables name it
+            node = run_nodes[key[0]].add(f"{escape(shown(model))} · {label} "
                                          f"[dim]({n}/{len(es)})[/]",
                                          data=("group", key), allow_expand=n > 0)
             if key in expanded and n:
