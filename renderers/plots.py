@@ -26,6 +26,7 @@ def curve_figure(rows: list[dict[str, Any]], metric: str,
     """The matplotlib figure of :func:`curve_png` (not saved); its legend lies to the right of
     the axes, outside them."""
     from matplotlib.figure import Figure  # no pyplot: no global backend, no open figures
+    from matplotlib.ticker import MaxNLocator
 
     series: dict[tuple[str, str], list[tuple[int, float]]] = {}
     simulated: dict[tuple[str, str], bool] = {}
@@ -61,9 +62,11 @@ def curve_figure(rows: list[dict[str, Any]], metric: str,
         colors.setdefault(model, color)
     for model, base in (baselines or {}).items():
         if metric in base and model in colors:
+            sim = " (sim)" if any(v for (m, _), v in simulated.items() if m == model) else ""
             ax.axhline(base[metric], ls="--", lw=1, color=colors[model],
-                       label=f"{model} · direct")
+                       label=f"{model}{sim} · direct")
     ax.set_xlabel("iteration t")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no t = 0.5
     ax.set_ylabel(LABELS.get(metric, metric))
     ax.grid(alpha=0.3)
     # outside the axes, to their right: a legend inside covered the lines

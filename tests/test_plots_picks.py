@@ -44,6 +44,16 @@ def test_fourteen_series_have_fourteen_colour_and_marker_pairs(tmp_path):
     assert Image.open(out).width >= (axes.x1 - axes.x0) + (box.x1 - box.x0)
 
 
+def test_iterations_are_ticked_whole_and_direct_lines_say_simulated():
+    fig = curve_figure(curve_rows(2), "dist", {"model-0": {"dist": 30.0}})
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "model-0 (sim) · direct" in labels, labels
+
+
 def test_style_pairs_are_distinct_for_seventy_series_and_neighbours_differ_in_both():
     pairs = [style_of(i) for i in range(70)]
     assert len(set(pairs)) == 70
