@@ -56,6 +56,23 @@ def test_run_resumes_from_the_cli(run_main, study):
     assert not (run_dir / "scenes").exists()
 
 
+def test_samples_override_the_designs_and_a_rerun_must_keep_them(run_main, study, tmp_path,
+                                                                 director_scenes):
+    design, _ = study
+    out = tmp_path / "one"
+    argv = ["director", "run", str(design), "-b", "sim:director-strong", "--scenes",
+            str(director_scenes), "--out", str(out), "-q"]
+    code, _, err = run_main([*argv, "--samples", "1"])
+    assert code == 0, err
+    # 6 scenes x 4 conditions x 1 sample, not the design's 3 samples (72 calls)
+    assert len((out / "trajectories.jsonl").read_text().splitlines()) == 24
+    assert json.loads((out / "study.json").read_text())["design"]["samples"] == 1
+    before = (out / "trajectories.jsonl").read_bytes()
+    code, _, err = run_main(argv)  # the design's 3 samples into the same run: refused
+    assert code == 2 and "another design" in err
+    assert (out / "trajectories.jsonl").read_bytes() == before
+
+
 def test_analyze_formats(run_main, study):
     _, run_dir = study
     code, out, err = run_main(["director", "analyze", str(run_dir), "--format", "json"])

@@ -82,6 +82,7 @@ def director_run(
     backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="SPEC, or NAME=SPEC to run SPEC as the design's model NAME; repeatable.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
     scenes: Annotated[Path | None, typer.Option(help="Folder with one scene set per subfolder (main/, rotated/, ...); default RUN_DIR/scenes, rendered when missing.")] = None,
+    samples: Annotated[int | None, typer.Option(min=1, help="Replies per scene and condition instead of the design's (say 1 for a person); recorded in the run's study.json.")] = None,
     reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the provider; 'none' sends none.")] = "medium",
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: the provider's).")] = None,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
@@ -102,6 +103,8 @@ def director_run(
     from ..evals.director.study import load_design
 
     design = load_design(design_file)
+    if samples is not None:  # the study as run, not as shipped: study.json records it
+        design = design.model_copy(update={"samples": samples})
     backends = backend or [settings.DEFAULT_BACKEND]
     run_dir = out_dir or settings.new_run_dir([f"director-{design.name}"], backends)
     try:
