@@ -92,6 +92,22 @@ class Plan:
     setup: Any = None  # a picklable setup for shard processes (SceneFunRI's --processes)
 
 
+@dataclass(frozen=True)
+class RunDefaults:
+    """What ``unseen run`` does when the user names no strategy: run ``strategies``, and
+    ``rules`` (fixed reference backends) with ``baseline`` alone, for scale; tables of the run
+    are paired against ``baseline``. A benchmark without ``defaults`` needs ``-s``."""
+
+    strategies: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    baseline: str | None = None
+
+
+def defaults_of(bench: Benchmark) -> RunDefaults:
+    """The benchmark's :class:`RunDefaults` (an optional member: none, for most)."""
+    return getattr(bench, "defaults", None) or RunDefaults()
+
+
 @runtime_checkable
 class Benchmark(Protocol):
     """A benchmark: how its instances load, how a run is planned and scored, and how a rerun
@@ -99,6 +115,7 @@ class Benchmark(Protocol):
 
     name: str  # run.json's ``benchmark``
     summary: str  # one line, for ``unseen benchmarks``
+    # optional, not in the protocol's checks: ``defaults: RunDefaults`` (:func:`defaults_of`)
     # the instance kinds its instances offer, by the ``benchmark=`` strategies declare: a
     # benchmark whose instances look like SceneFunRI's (an image, an instruction, a box)
     # accepts "scenefunri" and runs every box strategy

@@ -24,8 +24,9 @@ from fake_providers import FakeProvider
 from fake_providers import Reply as FakeReply
 from typer.testing import CliRunner
 
-from unseen import cli, settings
+from unseen import cli
 from unseen.evals.scenefunri import load_dataset
+from unseen.evals.scenefunri.benchmark import BENCHMARK as SCENEFUNRI
 from unseen.evals.scenefunri.sample import TEST_SET_SIZE, bundled_sample
 
 N = TEST_SET_SIZE
@@ -136,8 +137,8 @@ def test_default_run_subprocess(tmp_path):
     config = json.loads(config_text)
     for field in ("dataset_fingerprint", "package_version", "strategies", "backends"):
         assert config[field], field
-    assert [s["label"] for s in config["strategies"]] == list(settings.DEFAULT_STRATEGIES)
-    assert [b["spec"] for b in config["backends"]] == ["sim", *settings.DEFAULT_RULES]
+    assert [s["label"] for s in config["strategies"]] == list(SCENEFUNRI.defaults.strategies)
+    assert [b["spec"] for b in config["backends"]] == ["sim", *SCENEFUNRI.defaults.rules]
     assert config["backends"][0]["simulated"] is True
     bundled = load_dataset(bundled_sample())
     assert config["instances"] == len(bundled) == 65
@@ -146,9 +147,9 @@ def test_default_run_subprocess(tmp_path):
     assert load_dataset(config["data"]).fingerprint == config["dataset_fingerprint"]
 
     lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
-    n_strategies = len(settings.DEFAULT_STRATEGIES)
+    n_strategies = len(SCENEFUNRI.defaults.strategies)
     # every strategy with sim, and the fixed rules once each, with direct
-    n_runs = n_strategies + len(settings.DEFAULT_RULES)
+    n_runs = n_strategies + len(SCENEFUNRI.defaults.rules)
     assert len(lines) == len(bundled) * n_runs
     recs = [json.loads(line) for line in lines]
     assert len({r["key"] for r in recs}) == len(bundled) * n_runs
@@ -158,7 +159,7 @@ def test_default_run_subprocess(tmp_path):
     assert "center (rule)" in proc.stdout and "prior (rule)" in proc.stdout
     assert all(r["simulated"] for r in recs)
     assert Counter(r["backend"] for r in recs) == {
-        "sim": len(bundled) * n_strategies, **dict.fromkeys(settings.DEFAULT_RULES, len(bundled))}
+        "sim": len(bundled) * n_strategies, **dict.fromkeys(SCENEFUNRI.defaults.rules, len(bundled))}
     assert {r["strategy"] for r in recs if r["backend"] != "sim"} == {"direct"}
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ...engine.benchmark import BenchmarkError, Plan, RunRequest
+from ...engine.benchmark import BenchmarkError, Plan, RunDefaults, RunRequest
 from ...engine.types import RunConfig
 from ...strategies import build
 from .dataset import INSTANCES_FILE, load_dataset
@@ -24,6 +24,12 @@ class SceneFunRI:
     accepts = frozenset({"scenefunri"})
     summary = ("box a functional object fully hidden in an image, from a task instruction "
                "(CAcc@75, CAcc@50, mIoU, Dist)")
+    # with no -s: the paper's prompting strategies (§5.2.1-5.2.2), beside what a fixed guess
+    # earns on the same data, paired against direct
+    defaults = RunDefaults(
+        strategies=("direct", "direct:prompt=hidden", "direct:prompt=common",
+                    "direct:prompt=both", "cot", "cot-sr"),
+        rules=("baseline:center", "baseline:prior"), baseline="direct")
 
     def claims(self, data: Path) -> bool:
         return (data / INSTANCES_FILE).is_file() if data.is_dir() else data.name == INSTANCES_FILE

@@ -49,13 +49,12 @@ def run(
     baseline:prior, marked (rule).
     """
     from ..api import run as run_api
-    from ..engine.benchmark import detect
+    from ..engine.benchmark import defaults_of, detect
     from ..engine.benchmark import get as get_benchmark
-    from ..evals.scenefunri import render, summarize
 
     bench = get_benchmark(benchmark) if benchmark else detect(data)
-    scenefunri = bench.name == "scenefunri"
-    strategies = strategy or (list(settings.DEFAULT_STRATEGIES) if scenefunri else [])
+    defaults = defaults_of(bench)
+    strategies = strategy or list(defaults.strategies)
     backends = backend or [settings.DEFAULT_BACKEND]
     run_dir = out_dir or settings.new_run_dir(strategies or [bench.name], backends)
     try:
@@ -65,20 +64,18 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
         )
-        if not strategy and scenefunri:  # what a fixed guess earns, for scale; no model asked
-            rules = run_api(data, [settings.DEFAULT_STRATEGY], list(settings.DEFAULT_RULES),
-                            samples=samples, limit=limit, out=run_dir, progress=False)
+        if not strategy and defaults.rules:  # what a fixed guess earns, for scale; no model
+            rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),
+                            benchmark=bench.name, samples=samples, limit=limit, out=run_dir,
+                            progress=False)
             result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
     except KeyboardInterrupt:
         interrupted("trajectories", run_dir)
     if quiet_or_resumed(result, quiet, "trajectories"):
         return close(result, "trajectories", strict, quiet)
-    if scenefunri:
-        base = settings.DEFAULT_STRATEGY if settings.DEFAULT_STRATEGY in strategies and \
-            len(strategies) > 1 else None
-        out.print(render(summarize([result.run_dir], baseline=base), "table", width=out.width))
-    else:
-        _print_table(bench.name, result)
+    base = defaults.baseline if defaults.baseline in strategies and len(strategies) > 1 \
+        else None
+    _print_table(bench.name, result, base)
     print_reasons(result.by_error)
     print_servers(result.run_dir)
     # soft_wrap: a path folded at the console's width cannot be copied back
@@ -87,7 +84,7 @@ def run(
     close(result, "trajectories", strict, quiet)
 
 
-def _print_table(benchmark: str, result) -> None:
+def _print_table(benchmark: str, result, baseline: str | None) -> None:
     """The run's table as ``unseen compare`` draws it for its benchmark's views; a benchmark
     whose runs have no such table (the Director's: ``director analyze``) gets a count."""
     from ..engine.errors import UnseenError
@@ -95,8 +92,9 @@ def _print_table(benchmark: str, result) -> None:
     from ..views import CompareOptions, views_for
 
     try:
-        table = views_for(benchmark).compare([RunDir.open(result.run_dir)], CompareOptions(),
-                                              "table", out.width)
+        table = views_for(benchmark).compare([RunDir.open(result.run_dir)],
+                                              CompareOptions(baseline=baseline), "table",
+                                              out.width)
     except UnseenError:
         out.print(f"{result.answered}/{result.done} answered; see them with "
                   f"`unseen show {escape(str(result.run_dir))}`", soft_wrap=True)
