@@ -127,6 +127,19 @@ def test_strip_cap_with_note(tmp_path, run_dir):
     assert len(_parse(html).imgs) == 2 + 3
 
 
+def test_runs_sharing_a_model_and_strategy_pool_only_when_asked(tmp_path, run_dir):
+    """As ``compare`` does: two runs with the same (model, strategy) are one row with
+    --pool, refused without it (nothing written)."""
+    shutil.copytree(run_dir, tmp_path / "again", ignore=shutil.ignore_patterns("run.lock"))
+    argv = ["export", str(run_dir), str(tmp_path / "again"), "--html", str(tmp_path / "site")]
+    res = CliRunner().invoke(cli.app, argv)
+    assert res.exit_code != 0 and "--pool" in str(res.exception or res.output)
+    assert not (tmp_path / "site").exists()
+    res = CliRunner().invoke(cli.app, [*argv, "--pool"])
+    assert res.exit_code == 0, res.output
+    assert "2 table rows" in res.output and "of 16 trajectories" in res.output
+
+
 def _browser(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

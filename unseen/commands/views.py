@@ -180,6 +180,7 @@ def export(
     html: Annotated[Path, typer.Option("--html", help="Folder to write index.html and img/ into.")],
     baseline: Annotated[str | None, typer.Option(help="Strategy for the paired differences (default: direct, when present).")] = None,
     max_strips: Annotated[int, typer.Option(min=0, help="Step strips (Director runs: example scene pictures) for at most this many.")] = 30,
+    pool: Annotated[bool, typer.Option("--pool", help="Pool a model and strategy that several runs hold into one row (refused without it).")] = False,
 ) -> None:
     """Write a static HTML report of runs: open DIR/index.html in a browser.
 
@@ -189,7 +190,7 @@ def export(
     """
     from ..views.export import export_html
 
-    res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips)
+    res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips, pool=pool)
     counts = res.summary or (f"{res.table_rows} table rows, {len(res.curves)} curves, "
                              f"{len(res.strips)} of {res.trajectories} trajectories as strips")
     out.print(f"wrote {escape(str(res.index))} ({counts})", highlight=False, soft_wrap=True)

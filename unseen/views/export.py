@@ -18,12 +18,13 @@ from .registry import open_runs
 
 
 def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str | None = None,
-                max_strips: int = 30) -> ExportResult:
+                max_strips: int = 30, pool: bool = False) -> ExportResult:
     """Write ``out_dir/index.html`` and its images under ``out_dir/img/``."""
     views, runs = open_runs(list(run_dirs), "export")
     out_dir = Path(out_dir)
     result = ExportResult(index=out_dir / "index.html")
-    built = views.export(runs, out_dir, ExportOptions(baseline=baseline, max_strips=max_strips),
+    built = views.export(runs, out_dir, ExportOptions(baseline=baseline, max_strips=max_strips,
+                                                       pool=pool),
                          result)
     result.index.write_text(render(built), encoding="utf-8")
     return result

@@ -78,6 +78,7 @@ class FigureOptions:
 class ExportOptions:
     baseline: str | None = None
     max_strips: int = 30  # step strips (a Director run: scene pictures) drawn at most
+    pool: bool = False  # a (model, strategy) in several runs pooled into one row, else refused
 
 
 @dataclass

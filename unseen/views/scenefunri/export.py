@@ -112,13 +112,13 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
     """The page's sections; strips and curves under ``out_dir/img/``."""
     from .show import strip_record
 
-    img = out_dir / "img"
-    img.mkdir(parents=True, exist_ok=True)
     recs = [(k, r) for k, run in enumerate(runs) for r in run_records(run)]
     baseline = options.baseline
     if baseline is None and any(r["strategy"] == "direct" for _, r in recs):
         baseline = "direct"
-    rows = summarize(runs, baseline=baseline)
+    rows = summarize(runs, baseline=baseline, pool=options.pool)  # refused: nothing written
+    img = out_dir / "img"
+    img.mkdir(parents=True, exist_ok=True)
     result.table_rows, result.trajectories = len(rows), len(recs)
     sim = sorted({r["model"] for _, r in recs if r.get("simulated")
                   and not r.get("backend", "").startswith("baseline")})
