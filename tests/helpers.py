@@ -1,5 +1,5 @@
-"""Helpers shared by the backend test modules (imported as a top-level module: tests/ has no
-``__init__.py``). Their asserts are rewritten by pytest (see conftest.py)."""
+"""Helpers shared by the test modules of every folder (a top-level module: pyproject's
+``pythonpath = ["tests"]``). Their asserts are rewritten by pytest (see conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The ``human`` backend through its JSON API (no browser): a person's answers become replies
 in the strategy's convention, journaled and scored like a model's; a second answer to one
 request is refused; a stopped run, resumed, asks only what is unanswered; the page never
-sees the truth. tests/test_human_browser.py drives the same page in Chromium."""
+sees the truth. tests/backends/test_human_browser.py drives the same page in Chromium."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 download is not available here, so ``executable_path``) against runs in this test's event
 loop. A person draws boxes with the mouse, picks SPoE regions by click and by key, answers
 a Director prompt's fields, reloads mid-run and answers in a second tab; the journal and
-the tables hold what was done. tests/test_human.py covers the same API without a browser.
+the tables hold what was done. tests/backends/test_human.py covers the same API without a browser.
 
 ``UNSEEN_SHOTS=DIR`` keeps the screenshots (1280 and 800 px wide) for a person to look at.
 """
