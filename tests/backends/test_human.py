@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import tiny_design
 from human_driver import Announced, Person, finish, stop
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -241,9 +242,8 @@ async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, mo
     from unseen.evals.director.tables import render as render_director
 
     design_file = tmp_path / "tiny.toml"
-    design_file.write_text('name = "tiny"\nsamples = 1\nseed = 1\nsize = "512x384"\n'
-                           '[sets.main]\nn = 2\n[[batch]]\nname = "q"\n'
-                           'conditions = ["move", "move/twoturn"]\n', encoding="utf-8")
+    design_file.write_text(tiny_design(batches={"q": ["move", "move/twoturn"]}),
+                           encoding="utf-8")
     said = Announced(monkeypatch)
     out = tmp_path / "study"
     task = asyncio.create_task(run_study_async(load_design(design_file), ["human:ann"], out,
