@@ -4,7 +4,7 @@ Runs each command ``--repeats`` times in a fresh interpreter (as hyperfine does,
 run first) and prints the best and median wall time, each against a bare ``python -c pass``
 of the same interpreter; then, from ``python -X importtime``, whether LangGraph, LangChain
 core and LangSmith were imported, and the heaviest top-level imports. Figures, not
-assertions: the test suite checks the behaviour (``tests/test_startup.py``: no langgraph in
+assertions: the test suite checks the behaviour (``tests/cli/test_startup.py``: no langgraph in
 ``sys.modules``).
 
     python benchmarks/startup.py [--repeats 15]

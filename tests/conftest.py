@@ -1,8 +1,10 @@
 """Fixtures shared by the test modules: the sample data set, the fake provider server, the
 module's shared backends, and ``unseen.cli.main`` run in-process.
 
-tests/ has no ``__init__.py``: helper modules (fake_providers, helpers) are imported as
-top-level modules.
+The test modules live in folders that mirror the package's (``tests/engine/`` for
+``engine/``, ...); this file and the helper modules (fake_providers, helpers, ...) stay here,
+so the fixtures apply to every folder. No folder has an ``__init__.py``: pyproject's
+``pythonpath = ["tests"]`` makes the helpers top-level modules, and test file names are unique.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ from unseen.evals.scenefunri.sample import write_test_set
 
 # conftest runs before any test module imports helpers: its asserts report like a test's own
 pytest.register_assert_rewrite("helpers")
+
+
+def pytest_addoption(parser, pluginmanager):
+    """With ``-p no:xdist`` (one process, e.g. for a debugger), accept the xdist options of
+    pyproject's ``addopts`` and ignore them, instead of refusing to start."""
+    if pluginmanager.has_plugin("xdist"):
+        return
+    group = parser.getgroup("xdist (off)", "pytest-xdist is not loaded: these are ignored")
+    for name in ("--numprocesses", "--maxprocesses", "--dist"):
+        group.addoption(name, dest=f"ignored_{name[2:]}", help="ignored without pytest-xdist")
 
 
 @pytest.fixture(scope="module")

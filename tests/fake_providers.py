@@ -24,7 +24,7 @@ Every routed request is recorded in :attr:`FakeProvider.requests` (header names
 lower-cased). :meth:`FakeProvider.reset` empties the script and the record and sets the
 default, so that one running server can serve many tests.
 
-Facts about the SDKs, checked by ``tests/test_fake_providers.py``
+Facts about the SDKs, checked by ``tests/backends/test_fake_providers.py``
 (openai 3.57, google-genai 3.6 with httpx2 installed, aiohttp not installed):
 
 openai

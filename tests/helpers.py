@@ -1,5 +1,5 @@
-"""Helpers shared by the backend test modules (imported as a top-level module: tests/ has no
-``__init__.py``). Their asserts are rewritten by pytest (see conftest.py)."""
+"""Helpers shared by the test modules of every folder (a top-level module: pyproject's
+``pythonpath = ["tests"]``). Their asserts are rewritten by pytest (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import math
 import socket
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,44 @@ def assert_failed(reply, kind: str, *, attempts: int, status: int | None = None)
     if status is not None:
         assert reply.error.status == status
     assert reply.error.attempts == attempts
+
+
+def _toml(value) -> str:
+    """One TOML value: a string, a whole number, a boolean or a list of strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    return "[" + ", ".join(_toml(v) for v in value) + "]"
+
+
+def tiny_design(name: str = "tiny", *, samples: int = 1, seed: int = 1, n: int = 2,
+                batches: Mapping[str, Sequence[str] | Mapping[str, object]] | None = None,
+                comparisons: Sequence[Mapping[str, object]] = (),
+                description: str | None = None, size: str = "512x384") -> str:
+    """The TOML text of a tiny Director study design over ``n`` main-set scenes at ``size``
+    (the ``director_scenes`` fixture renders six at 512x384).
+
+    ``batches`` maps each batch's name to its conditions, or to its keys in order
+    (``{"c": {"models": ["gpt-x"], "conditions": ["move"]}}``); the default is one batch
+    ``b1`` of ``move``. Each comparison is its keys in order (``batch``, ``base``,
+    ``variant``, ...). Keys are written in the order given, one a line, so a test can find a
+    value's line (``tiny_design()`` has ``name`` on line 1)."""
+    lines = [f"name = {_toml(name)}"]
+    if description is not None:
+        lines.append(f"description = {_toml(description)}")
+    lines += [f"samples = {samples}", f"seed = {seed}", f"size = {_toml(size)}",
+              "[sets.main]", f"n = {n}"]
+    for batch, spec in (batches if batches is not None else {"b1": ["move"]}).items():
+        keys = spec if isinstance(spec, Mapping) else {"conditions": spec}
+        lines += ["[[batch]]", f"name = {_toml(batch)}"]
+        lines += [f"{k} = {_toml(v)}" for k, v in keys.items()]
+    for comparison in comparisons:
+        lines.append("[[comparison]]")
+        lines += [f"{k} = {_toml(v)}" for k, v in comparison.items()]
+    return "\n".join(lines) + "\n"
 
 
 def run_tiny_study(folder: Path, design_text: str, backends: list[str], scenes: Path,

@@ -1,7 +1,7 @@
 """A stand-in for the parts of vLLM 0.31 that ``vllm-local`` calls, for tests without a GPU.
 
 Each class copies the signature of the vLLM class named beside it (vLLM 0.31.0, the version
-the ``vllm`` extra pins; ``tests/test_vllm_interfaces.py`` checks the copies against the
+the ``vllm`` extra pins; ``tests/backends/test_vllm_interfaces.py`` checks the copies against the
 signatures recorded there, and against vLLM itself where it is installed). What happens behind
 the signatures is a toy: a word-piece tokenizer, a Qwen-like chat template, and an engine that
 emits one token per request per step for every running request, so requests join and leave the

@@ -5,7 +5,7 @@ wrapped at 100 columns in the source came out broken mid-sentence at any other w
 :func:`reflow_help` sets each command's help to its docstring with every paragraph joined
 into one line (the terminal wraps it) and an "Example:" paragraph from :data:`EXAMPLES`,
 whose lines are kept as they are. The examples are kept here, not in the docstrings, so the
-commands' code in ``cli.py`` stays as it was; ``tests/test_help.py`` checks that every
+commands' code in ``cli.py`` stays as it was; ``tests/cli/test_help.py`` checks that every
 command has one and that each one parses.
 """
 

@@ -6,37 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run_tiny_study
+from helpers import run_tiny_study, tiny_design
 
-TINY = """
-name = "tiny"
-samples = 3
-seed = 1
-size = "512x384"
-[sets.main]
-n = 6
-[[batch]]
-name = "q"
-conditions = ["move", "move/novis", "mean", "move+combined"]
-[[comparison]]
-batch = "q"
-base = "move/novis"
-variant = "move"
-family = "s4"
-label = "visibility question"
-[[comparison]]
-batch = "q"
-base = "move"
-variant = "move+combined"
-measure = "joint"
-family = "s6"
-[[comparison]]
-batch = "q"
-base = "move"
-variant = "mean"
-measure = "accuracy"
-margin = true
-"""
+TINY = tiny_design(
+    samples=3, n=6, batches={"q": ["move", "move/novis", "mean", "move+combined"]},
+    comparisons=[{"batch": "q", "base": "move/novis", "variant": "move", "family": "s4",
+                  "label": "visibility question"},
+                 {"batch": "q", "base": "move", "variant": "move+combined", "measure": "joint",
+                  "family": "s6"},
+                 {"batch": "q", "base": "move", "variant": "mean", "measure": "accuracy",
+                  "margin": True}])
 
 
 @pytest.fixture(scope="module")

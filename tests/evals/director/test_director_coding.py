@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run_tiny_study
+from helpers import run_tiny_study, tiny_design
 
 from unseen.director_code import run_coding
 from unseen.engine.journal import JOURNAL, iter_records
@@ -19,29 +19,12 @@ from unseen.evals.director.coding.items import (
 from unseen.evals.director.coding.report import render, summarize
 from unseen.evals.director.traces import read_trace
 
-DESIGN = """
-name = "tiny-traces"
-samples = 2
-seed = 5
-size = "512x384"
-[sets.main]
-n = 6
-[[batch]]
-name = "b1"
-conditions = ["mean", "move", "move/novis"]
-[[comparison]]
-batch = "b1"
-base = "move/novis"
-variant = "move"
-measure = "own_view"
-family = "s5"
-[[comparison]]
-batch = "b1"
-base = "move/novis"
-variant = "move"
-measure = "hidden"
-family = "s4"
-"""
+DESIGN = tiny_design(
+    "tiny-traces", samples=2, seed=5, n=6, batches={"b1": ["mean", "move", "move/novis"]},
+    comparisons=[{"batch": "b1", "base": "move/novis", "variant": "move",
+                  "measure": "own_view", "family": "s5"},
+                 {"batch": "b1", "base": "move/novis", "variant": "move", "measure": "hidden",
+                  "family": "s4"}])
 
 RESPONDENT = "sim:director-strong,dir_answer_rate=1.0"
 

@@ -2,7 +2,7 @@
 
 Decisions are kept by instance id in review.jsonl, the rejected leave instances.jsonl, a
 stopped review goes on with the undecided, a rebuild keeps the decisions. Driven through the
-JSON API here; tests/test_human_browser.py reviews a build in Chromium.
+JSON API here; tests/backends/test_human_browser.py reviews a build in Chromium.
 """
 
 from __future__ import annotations

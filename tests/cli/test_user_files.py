@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_tiny_study
+from helpers import run_tiny_study, tiny_design
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,23 +35,10 @@ from unseen.evals.scenefunri.dataset import find_instance, load_dataset
 USER_ERRORS = cli._user_errors()
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-DESIGN = """
-name = "tiny-files"
-samples = 1
-seed = 3
-size = "512x384"
-[sets.main]
-n = 3
-[[batch]]
-name = "b1"
-conditions = ["move", "move/novis"]
-[[comparison]]
-batch = "b1"
-base = "move/novis"
-variant = "move"
-measure = "hidden"
-family = "s4"
-"""
+DESIGN = tiny_design(
+    "tiny-files", seed=3, n=3, batches={"b1": ["move", "move/novis"]},
+    comparisons=[{"batch": "b1", "base": "move/novis", "variant": "move", "measure": "hidden",
+                  "family": "s4"}])
 
 
 def one_line(code: int, err: str, *needles: str) -> str:
@@ -189,11 +176,14 @@ def test_a_non_utf8_byte_in_instances_jsonl(tmp_path, sample_data, run_main):
 
 def test_a_non_utf8_byte_in_a_design_toml(tmp_path, run_main):
     design = tmp_path / "d.toml"
-    design.write_bytes(DESIGN.encode().replace(b'"tiny-files"', b'"tiny-\xe9"'))
+    # the batch's name, line 8 of tiny_design's text: a line past the first, so a reader that
+    # always said line 1 would fail
+    assert DESIGN.splitlines()[7] == 'name = "b1"'
+    design.write_bytes(DESIGN.encode().replace(b'name = "b1"', b'name = "b\xe9"'))
     code, _, err = run_main(["director", "run", str(design), "--out", str(tmp_path / "r")])
-    one_line(code, err, "d.toml:2:", "not UTF-8")
+    one_line(code, err, "d.toml:8:", "not UTF-8")
     code, _, err = run_main(["director", "power", str(design), "--reps", "10"])
-    one_line(code, err, "d.toml:2:", "not UTF-8")
+    one_line(code, err, "d.toml:8:", "not UTF-8")
 
 
 def test_a_non_utf8_byte_in_a_coding_sheet(tmp_path, study, run_main):

@@ -6,21 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run_tiny_study
+from helpers import run_tiny_study, tiny_design
 
 import unseen
 
-TINY = """
-name = "tiny"
-samples = 1
-seed = 1
-size = "512x384"
-[sets.main]
-n = 2
-[[batch]]
-name = "q"
-conditions = ["move"]
-"""
+TINY = tiny_design(batches={"q": ["move"]})
 
 
 def one_line(err: str) -> str:

@@ -17,7 +17,7 @@ from unseen.engine.oracle import TASKS, Truth
 from unseen.engine.types import Message, Request, TextPart
 from unseen.strategies.registry import STRATEGIES
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "writing-a-strategy.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "writing-a-strategy.md"
 
 
 def examples() -> list[str]:

@@ -2,7 +2,7 @@
 download is not available here, so ``executable_path``) against runs in this test's event
 loop. A person draws boxes with the mouse, picks SPoE regions by click and by key, answers
 a Director prompt's fields, reloads mid-run and answers in a second tab; the journal and
-the tables hold what was done. tests/test_human.py covers the same API without a browser.
+the tables hold what was done. tests/backends/test_human.py covers the same API without a browser.
 
 ``UNSEEN_SHOTS=DIR`` keeps the screenshots (1280 and 800 px wide) for a person to look at.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from helpers import chromium
+from helpers import chromium, tiny_design
 from human_driver import Announced, finish
 from PIL import Image, ImageStat
 
@@ -187,9 +187,7 @@ async def test_a_director_prompt_answered_in_its_fields(browser, director_scenes
     from unseen.evals.director.study import load_design
 
     design = tmp_path / "tiny.toml"
-    design.write_text('name = "tiny"\nsamples = 1\nseed = 1\nsize = "512x384"\n[sets.main]\n'
-                      'n = 1\n[[batch]]\nname = "q"\nconditions = ["move/twoturn"]\n',
-                      encoding="utf-8")
+    design.write_text(tiny_design(n=1, batches={"q": ["move/twoturn"]}), encoding="utf-8")
     said = Announced(monkeypatch)
     out = tmp_path / "study"
     task = asyncio.create_task(run_study_async(load_design(design), ["human:ann"], out,

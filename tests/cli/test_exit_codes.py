@@ -9,20 +9,10 @@ import threading
 
 import pytest
 from fake_providers import Error, Reply
-from helpers import run_tiny_study
+from helpers import run_tiny_study, tiny_design
 
 KEY = "sk-test-exit-codes-0123456789"
-DESIGN = """
-name = "tiny-exit"
-samples = 1
-seed = 2
-size = "512x384"
-[sets.main]
-n = 2
-[[batch]]
-name = "b1"
-conditions = ["move"]
-"""
+DESIGN = tiny_design("tiny-exit", seed=2)
 QUOTA = Error(429, body={"error": {"message": "You exceeded your current quota, please check "
                                    "your plan and billing details.",
                                    "type": "insufficient_quota", "code": "insufficient_quota"}})

@@ -17,7 +17,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from helpers import chromium, run_tiny_study
+from helpers import chromium, run_tiny_study, tiny_design
 from PIL import Image
 from test_export import _browser, _parse
 from typer.testing import CliRunner
@@ -29,30 +29,13 @@ from unseen.evals.director.analyze import analyze_run
 from unseen.evals.director.tables import interval, pct, to_dict
 from unseen.views.export import export_html
 
-TINY = """
-name = "tiny"
-description = "a tiny study & its <check>"
-samples = 2
-seed = 1
-size = "512x384"
-[sets.main]
-n = 4
-[[batch]]
-name = "q"
-conditions = ["move", "move/novis", "move/twoturn"]
-[[comparison]]
-batch = "q"
-base = "move/novis"
-variant = "move"
-family = "s4"
-label = "visibility question"
-[[comparison]]
-batch = "q"
-base = "move"
-variant = "move/twoturn"
-measure = "accuracy"
-margin = true
-"""
+TINY = tiny_design(
+    description="a tiny study & its <check>", samples=2, n=4,
+    batches={"q": ["move", "move/novis", "move/twoturn"]},
+    comparisons=[{"batch": "q", "base": "move/novis", "variant": "move", "family": "s4",
+                  "label": "visibility question"},
+                 {"batch": "q", "base": "move", "variant": "move/twoturn",
+                  "measure": "accuracy", "margin": True}])
 CONDITIONS = ("move", "move/novis", "move/twoturn")
 
 

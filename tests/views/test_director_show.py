@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import key_answer, run_tiny_study
+from helpers import key_answer, run_tiny_study, tiny_design
 from PIL import Image
 from rich.console import Console
 
@@ -25,21 +25,10 @@ from unseen.views.director.marks import CHOSEN_RGB, DV_RGB, HIDDEN_RGB, marked_s
 from unseen.views.director.run import select
 from unseen.views.show import show_instance, show_summary, write_strip
 
-TINY = """
-name = "tiny"
-samples = 2
-seed = 3
-size = "512x384"
-[sets.main]
-n = 4
-[[batch]]
-name = "q"
-conditions = ["move", "move/novis", "move/twoturn"]
-[[batch]]
-name = "c"
-models = ["gpt-x"]
-conditions = ["move", "move+combined"]
-"""
+TINY = tiny_design(
+    samples=2, seed=3, n=4,
+    batches={"q": ["move", "move/novis", "move/twoturn"],
+             "c": {"models": ["gpt-x"], "conditions": ["move", "move+combined"]}})
 UNANSWERED = ("main-002", "move/novis")
 
 

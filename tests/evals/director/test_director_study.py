@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import key_answer
+from helpers import key_answer, tiny_design
 
 from unseen.api import parse_backend
 from unseen.backends import sim
@@ -18,26 +18,11 @@ from unseen.evals.director.measures import rows, score
 from unseen.evals.director.runner import StudyError, plan_calls
 from unseen.evals.director.study import DesignError, load_design
 
-TINY = """
-name = "tiny"
-samples = 2
-seed = 3
-size = "512x384"
-[sets.main]
-n = 4
-[[batch]]
-name = "q"
-conditions = ["move", "move/novis", "move/twoturn", "mean"]
-[[batch]]
-name = "c"
-models = ["gpt-x"]
-conditions = ["move", "move+combined"]
-[[comparison]]
-batch = "q"
-base = "move/novis"
-variant = "move"
-family = "s4"
-"""
+TINY = tiny_design(
+    samples=2, seed=3, n=4,
+    batches={"q": ["move", "move/novis", "move/twoturn", "mean"],
+             "c": {"models": ["gpt-x"], "conditions": ["move", "move+combined"]}},
+    comparisons=[{"batch": "q", "base": "move/novis", "variant": "move", "family": "s4"}])
 
 
 @pytest.fixture(scope="module")

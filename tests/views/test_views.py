@@ -223,7 +223,7 @@ def test_confidences_and_other_numbers_print_rounded():
 
 @pytest.fixture(scope="module")
 def old_run(tmp_path_factory, sample_data) -> Path:
-    """``tests/data/main_run`` with its dataset path pointed at this session's test set."""
+    """``tests/views/data/main_run`` with its dataset path pointed at this session's test set."""
     out = tmp_path_factory.mktemp("old") / "run"
     out.mkdir()
     for name in ("run.json", "trajectories.jsonl"):

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import fake_providers
 import openai
 import pytest
 from fake_providers import Error, FakeProvider, Raw, Recorded, Reply
@@ -341,7 +342,7 @@ def test_stop_is_prompt_while_reply_sleeps():
 
 
 def test_main_subprocess():
-    script = Path(__file__).with_name("fake_providers.py")
+    script = Path(fake_providers.__file__)  # tests/fake_providers.py, run as a script
     proc = subprocess.Popen(
         [
             sys.executable,

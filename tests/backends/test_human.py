@@ -1,7 +1,7 @@
 """The ``human`` backend through its JSON API (no browser): a person's answers become replies
 in the strategy's convention, journaled and scored like a model's; a second answer to one
 request is refused; a stopped run, resumed, asks only what is unanswered; the page never
-sees the truth. tests/test_human_browser.py drives the same page in Chromium."""
+sees the truth. tests/backends/test_human_browser.py drives the same page in Chromium."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import tiny_design
 from human_driver import Announced, Person, finish, stop
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -241,9 +242,8 @@ async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, mo
     from unseen.evals.director.tables import render as render_director
 
     design_file = tmp_path / "tiny.toml"
-    design_file.write_text('name = "tiny"\nsamples = 1\nseed = 1\nsize = "512x384"\n'
-                           '[sets.main]\nn = 2\n[[batch]]\nname = "q"\n'
-                           'conditions = ["move", "move/twoturn"]\n', encoding="utf-8")
+    design_file.write_text(tiny_design(batches={"q": ["move", "move/twoturn"]}),
+                           encoding="utf-8")
     said = Announced(monkeypatch)
     out = tmp_path / "study"
     task = asyncio.create_task(run_study_async(load_design(design_file), ["human:ann"], out,

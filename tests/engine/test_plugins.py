@@ -16,7 +16,7 @@ from unseen.engine.oracle import TASKS
 from unseen.engine.plugins import PluginError, Registry
 from unseen.engine.types import Message, Request, TextPart
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/engine/ → the repository
 
 
 def install(tmp_path: Path, monkeypatch, group: str, modules: dict[str, str]) -> None:

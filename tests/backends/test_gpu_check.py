@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None,

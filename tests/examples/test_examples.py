@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 pytestmark = pytest.mark.slow  # each test starts the CLI in fresh processes: `-m 'not slow'` skips
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/examples/ → the repository
 EXAMPLES = ROOT / "examples"
 
 

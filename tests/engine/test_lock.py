@@ -14,23 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_tiny_study
+from helpers import run_tiny_study, tiny_design
 
 from unseen.api import run_async
 from unseen.engine.lock import LOCK_FILE, RunDirBusy, hold
 
 SLOW_SIM = "sim:default,delay_s=0.1"
-DESIGN = """
-name = "tiny-lock"
-samples = 1
-seed = 1
-size = "512x384"
-[sets.main]
-n = 2
-[[batch]]
-name = "b1"
-conditions = ["move"]
-"""
+DESIGN = tiny_design("tiny-lock")
 HOLDER = ("import sys; from unseen.engine.lock import hold\n"
           "with hold(sys.argv[1], 'holder'):\n"
           "    print('held', flush=True); sys.stdin.read()\n")

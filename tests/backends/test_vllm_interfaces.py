@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import vllm_standin as si
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # tests/backends/ → the repository
 
 # method -> its parameters, as ``inspect.signature`` lists them ("*" marks keyword-only)
 METHODS = {
