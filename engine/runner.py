@@ -32,6 +32,7 @@ from .graph import StrategySpec
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
 from .lock import hold
 from .redact import scrub
+from .rundir import kind_of
 from .types import ErrorInfo, Instance, RunConfig, Trajectory
 
 Scorer = Callable[[Instance, Any], dict[str, float]]
@@ -108,6 +109,16 @@ class RunResult:
         """Failed trajectories of this call by error kind, most first (see :data:`ANSWERS`)."""
         kinds = {k: n for k, n in self.by_error.items() if k not in ANSWERS}
         return dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _who_answers(backends: Collection[Backend]) -> str:
+    """The progress bar's word on who answers: the simulator and fixed rules say so (a rule
+    is no simulation), a mix says both; models and people say nothing."""
+    kinds = {kind_of(b.spec, b.simulated) for b in backends}
+    if not kinds or not kinds <= {"sim", "rule"}:
+        return ""
+    return " (" + ", ".join(w for k, w in (("sim", "simulated"), ("rule", "rules"))
+                            if k in kinds) + ")"
 
 
 def _now() -> str:
@@ -236,7 +247,7 @@ class Runner:
             TimeRemainingColumn,
         )
 
-        sim = " (simulated)" if all(b.simulated for b in self.backends) else ""
+        sim = _who_answers(self.backends)
         progress = Progress(
             SpinnerColumn(), TextColumn(f"[bold]running{sim}"), BarColumn(),
             MofNCompleteColumn(), TextColumn("{task.fields[rate]}/s"),
