@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 from .errors import UserFileError
 from .redact import scrub, scrub_bytes, scrubber
 from .types import RETRYABLE, RunConfig, Trajectory
-from .userfiles import read_json_object, validated
+from .userfiles import first_problem, read_json_object, validated
 
 JOURNAL = "trajectories.jsonl"
 RUN_FILE = "run.json"
@@ -124,7 +124,6 @@ class _HeadFields(TypedDict):
 
 
 _HEAD = TypeAdapter(_HeadFields)
-_DEFAULTS = (("sample", 0), ("error", None), ("params", dict), ("metrics", dict))
 
 
 def loads(text: str | bytes) -> Any:
@@ -158,14 +157,15 @@ def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
     try:
         _HEAD.validate_python(rec)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise JournalError(f"{path}:{n}: {loc}: {first['msg']}: the journal is damaged") \
+        raise JournalError(f"{path}:{n}: {first_problem(exc)}: the journal is damaged") \
             from None
     # what Trajectory defaults, filled in, so that every reader may index the record
-    for key, default in _DEFAULTS:
-        if key not in rec:
-            rec[key] = default() if callable(default) else default
+    rec.setdefault("sample", 0)
+    rec.setdefault("error", None)
+    if "params" not in rec:
+        rec["params"] = {}
+    if "metrics" not in rec:
+        rec["metrics"] = {}
     return rec
 
 
@@ -187,13 +187,10 @@ def checked(rec: dict[str, Any], path: Path) -> dict[str, Any]:
     bad field is a :class:`JournalError` naming the line."""
     try:
         return Trajectory.model_validate(rec).model_dump()
-    except ValidationError:
-        line = line_of(path, rec.get("key"))
-        try:
-            validated(path, Trajectory, rec, line)
-        except UserFileError as exc:
-            raise JournalError(f"{exc}: the journal is damaged") from None
-        raise  # pragma: no cover - validated() raises for what the model refused
+    except ValidationError as exc:
+        line = line_of(path, rec.get("key")) or 1  # looked for only when the record is bad
+        raise JournalError(f"{path}:{line}: {first_problem(exc)}: the journal is damaged") \
+            from None
 
 
 def line_of(path: Path, key: Any) -> int | None:

@@ -98,12 +98,17 @@ def read_json_object(path: Path | str) -> dict[str, Any]:
     return obj
 
 
+def first_problem(exc: ValidationError) -> str:
+    """The first problem pydantic found, named by its field: ``steps.0.reply: Field
+    required`` (the message alone where the whole object is at fault)."""
+    first = exc.errors()[0]
+    loc = ".".join(str(x) for x in first["loc"])
+    return f"{loc}: {first['msg']}" if loc else first["msg"]
+
+
 def validated(path: Path | str, model: type[M], obj: Any, line: int | None = None) -> M:
     """``obj`` (read from ``path``) as ``model``; the first problem named by its field."""
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise UserFileError(f"{path}:{line or 1}: {loc + ': ' if loc else ''}{first['msg']}") \
-            from None
+        raise UserFileError(f"{path}:{line or 1}: {first_problem(exc)}") from None

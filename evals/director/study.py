@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ...engine.errors import UnseenError
-from ...engine.userfiles import read_text
+from ...engine.userfiles import first_problem, read_text
 from .prompts import PromptError, parse_condition
 from .sets import DEFAULT_N, SETS
 
@@ -212,6 +212,4 @@ def load_design(source: str | Path) -> Design:
     try:
         return Design.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise DesignError(f"{where}: {loc + ': ' if loc else ''}{first['msg']}") from None
+        raise DesignError(f"{where}: {first_problem(exc)}") from None

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ....engine.userfiles import first_problem
 from ..parse import last_object
 from ..prompts import REQUESTS, templates
 
@@ -186,8 +187,7 @@ def parse_codes(text: str, traces: dict[str, str]) -> tuple[dict[str, Coded], di
         try:
             code = Coded(**fields)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            refused[item] = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+            refused[item] = first_problem(exc)
             continue
         bad = [k for k in ("reading_quote", "sees_quote", "works_out_quote")
                if not quote_ok(getattr(code, k), traces[item])]
