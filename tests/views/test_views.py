@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from rich.console import Console
-from test_benchmarks import Pointing
+from third_benchmark import Pointing
 
 import unseen
 from unseen.engine import benchmark as benchmarks
@@ -66,6 +66,9 @@ def test_views_that_leave_a_method_out_get_the_generic_one(tmp_path):
     head = Head("k", "i", "m", "s", "b", 0, "unanswered", False, {}, {}, None, "parse", "",
                 0, 1)
     assert views.tui(RunDir(tmp_path)).row(head, 0).outcome == "correct"
+    # and the generic sections name the run by the partial views' title, not the benchmark's
+    about = views.tui(RunDir(tmp_path)).about([]).text
+    assert str(about).startswith("partial run ") and "partial-test" not in str(about)
 
 
 # --- a third benchmark, shown by the generic views ----------------------------------------
