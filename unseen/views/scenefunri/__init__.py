@@ -97,7 +97,10 @@ class SceneFunRIViews:
         if ids is None:
             from ...evals.scenefunri.picks import instance_dist, pick
 
-            how, n = options.pick or ("worst", 4)
+            if options.pick is None:
+                raise RunDirError("name the instances, or how to pick them (worst, best or "
+                                  "random N)")
+            how, n = options.pick
             scores = instance_dist(runs, sample=options.sample, models=options.models,
                                    strategies=options.strategies)
             ids = pick(scores, how, n, options.seed)
