@@ -32,7 +32,8 @@ def curve_figure(rows: list[dict[str, Any]], metric: str,
     simulated: dict[tuple[str, str], bool] = {}
     humans: set[tuple[str, str]] = set()
     for r in rows:
-        series.setdefault((r["model"], r["strategy"]), []).append((r["t"], r[metric]))
+        if r[metric] is not None:  # None: a Dist no trajectory has at t (unanswered "skip")
+            series.setdefault((r["model"], r["strategy"]), []).append((r["t"], r[metric]))
         simulated[(r["model"], r["strategy"])] = bool(r.get("simulated"))
         if r.get("human"):
             humans.add((r["model"], r["strategy"]))

@@ -4,10 +4,18 @@ A strategy takes part when it declared, on registering, that it iterates
 (``engine.graph.Iterates``): which of its Steps are iterations and how many a full
 trajectory takes. For each trajectory, the region after iteration t is scored against the
 ground truth with the paper's metrics, plus ``alive``: 1 while the ground-truth box still
-lies inside the region. A trajectory that ends early (it stopped, or a reply could not be
-read) keeps its last region for the later iterations, so every t averages over the same
-instances. A (model, strategy) whose every trajectory failed before its first region is
-left out, with a note.
+lies inside the region. Every t averages over the same instances, as the table does (the
+mean over instances of each instance's mean over samples), by one rule:
+
+- an answered trajectory that stopped early (``tau``, ``unsure``, ``min_area``) keeps its
+  last region for the later iterations;
+- an unanswered one is scored, from the iteration where it failed onward, exactly as the
+  table scores it: the benchmark's scorer with the run's ``scoring.unanswered`` (``full``:
+  the full image's Dist, CAcc and IoU 0; ``skip``: no Dist), and ``alive`` 0.
+
+So the curve at the last t is the table's row for a strategy whose prediction is its last
+region (``spoe``; not ``finish=direct``). A (model, strategy) whose every trajectory failed
+before its first region is left out, with a note.
 
 The ceiling is each family's own: the regions of a perfect chooser under the strategy's own
 rules (halving for ``spoe``, the grid for ``spoe-grid``, best-first for ``spoe-search``), on
@@ -17,6 +25,7 @@ the instances run with it; a family that declares none gets none.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,18 +35,30 @@ from pydantic import ValidationError
 
 from ...engine.box import Box
 from ...engine.rundir import RunDir
+from ...engine.types import Instance
 from ...strategies import StrategyError, get
+from .bootstrap import instance_means
 from .dataset import load_dataset
-from .metrics import score
+from .metrics import Unanswered, score
 from .report import open_runs, run_records, summarize
+from .scoring import scorer
 
 CURVE_METRICS = ("dist", "cacc75", "cacc50", "iou", "alive")
 CEILING_MODEL = "oracle (ceiling)"
 
+# t → instance (or (run, instance) for ceilings) → the scores of its samples
+PerT = dict[int, dict[Any, list[dict[str, float]]]]
 
-def _truths(run: RunDir) -> dict[str, tuple[list[float], int, int]]:
+
+def _instances(run: RunDir) -> dict[str, Instance]:
     ds = load_dataset(run.config.data if run.config is not None else "")
-    return {i.id: (i.truth["box"], i.width, i.height) for i in ds.instances}
+    return {i.id: i for i in ds.instances}
+
+
+def unanswered_rule(run: RunDir) -> Unanswered:
+    """The run's ``scoring.unanswered`` (``run.json``), the rule its table scored with."""
+    return ((run.config.scoring if run.config is not None else {}) or {}).get(
+        "unanswered", "full")
 
 
 def step_scores(region: list[float], gt: list[float], w: int, h: int) -> dict[str, float]:
@@ -46,18 +67,47 @@ def step_scores(region: list[float], gt: list[float], w: int, h: int) -> dict[st
     return s
 
 
-def _mean_rows(per_t: dict[int, list[dict[str, float]]], **key: Any) -> list[dict[str, Any]]:
+def iteration_regions(rec: dict[str, Any], node: str, length: int,
+                      full: list[float]) -> list[list[float] | None]:
+    """The region after each iteration t = 0..``length`` (t = 0: ``full``): an answered
+    trajectory that stopped early keeps its last region; an unanswered one has None from
+    the iteration where it failed onward."""
+    regions: list[list[float] | None] = [full]
+    for s in rec.get("steps", []):
+        if s.get("name", node) != node:
+            continue  # not an iteration (a finishing box, say)
+        if s.get("region") is None:
+            break  # the step that failed
+        regions.append(s["region"])
+    regions = regions[: length + 1]
+    pad = regions[-1] if rec.get("status") == "answered" else None
+    return regions + [pad] * (length + 1 - len(regions))
+
+
+def trajectory_scores(regions: list[list[float] | None], inst: Instance,
+                      unanswered: Unanswered = "full") -> list[dict[str, float]]:
+    """The scores (unscaled) of :func:`iteration_regions`; where there is no region (the
+    trajectory failed), the table's score of an unanswered trajectory."""
+    gt, w, h = inst.truth["box"], inst.width, inst.height
+    failed = {**scorer(unanswered)(inst, None), "alive": 0.0}
+    return [dict(failed) if r is None else step_scores(r, gt, w, h) for r in regions]
+
+
+def _mean_rows(per_t: PerT, **key: Any) -> list[dict[str, Any]]:
+    """Per t, each metric ×100 as the table takes it: the mean over instances of each
+    instance's mean over samples (None where no trajectory has the metric)."""
     rows = []
     for t in sorted(per_t):
-        vals = per_t[t]
-        row = {**key, "t": t, "n": len(vals)}
-        for m in CURVE_METRICS:
-            row[m] = 100 * sum(v[m] for v in vals) / len(vals)
+        row = {**key, "t": t, "n": sum(len(v) for v in per_t[t].values())}
+        _, mat = instance_means(per_t[t], CURVE_METRICS)
+        for j, m in enumerate(CURVE_METRICS):
+            vals = [float(v) for v in mat[:, j] if not math.isnan(v)]
+            row[m] = 100 * sum(vals) / len(vals) if vals else None
         rows.append(row)
     return rows
 
 
-def _iterates(rec: dict[str, Any], notes: list[str]) -> tuple[Any, Any] | None:
+def iterates_of(rec: dict[str, Any], notes: list[str]) -> tuple[Any, Any] | None:
     """The strategy's iteration declaration and its parameters, or None when it does not
     iterate (or is not installed here: noted)."""
     name = rec["strategy"].partition(":")[0]
@@ -88,72 +138,67 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
     strategy label, on the instances run with it. Groups left out are explained in
     ``notes`` when a list is given."""
     notes = notes if notes is not None else []
-    groups: dict[tuple[str, str], dict[int, list[dict[str, float]]]] = defaultdict(
-        lambda: defaultdict(list))
+    groups: dict[tuple[str, str], PerT] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
     simulated: dict[tuple[str, str], bool] = {}
+    total: dict[tuple[str, str], int] = defaultdict(int)
     failed: dict[tuple[str, str], int] = defaultdict(int)
     humans: set[tuple[str, str]] = set()  # groups answered by a person (marked "(human)")
     # strategy label → (declaration, params, instances run with it), for the ceiling
     used: dict[str, tuple[Any, Any, set[tuple[str, str]]]] = {}
-    truths: dict[str, dict[str, tuple[list[float], int, int]]] = {}
+    instances: dict[str, dict[str, Instance]] = {}
     for run in open_runs(run_dirs):
         run_dir = str(run.path)
-        truths[run_dir] = _truths(run)
+        instances[run_dir] = _instances(run)
+        rule = unanswered_rule(run)
         for rec in run_records(run):
-            found = _iterates(rec, notes)
+            found = iterates_of(rec, notes)
             if found is None:
                 continue
             iterates, params = found
             key = (rec["model"], rec["strategy"])
-            regions = []
-            for s in rec.get("steps", []):
-                if s.get("name", iterates.node) != iterates.node:
-                    continue  # not an iteration (a finishing box, say)
-                if s.get("region") is None:
-                    break  # an unreadable step: the region stays as it was
-                regions.append(s["region"])
-            if not regions:
-                failed[key] += 1
-            gt, w, h = truths[run_dir][rec["instance_id"]]
-            length = iterates.length(params)
-            track = [Box.full(w, h).to_list(), *regions][: length + 1]
-            track += [track[-1]] * (length + 1 - len(track))
+            inst = instances[run_dir][rec["instance_id"]]
+            regions = iteration_regions(rec, iterates.node, iterates.length(params),
+                                        Box.full(inst.width, inst.height).to_list())
+            total[key] += 1
+            failed[key] += len(regions) > 1 and regions[1] is None
             simulated[key] = simulated.get(key, False) or bool(rec.get("simulated"))
             if rec["backend"].startswith("human"):
                 humans.add(key)
-            for t, region in enumerate(track):
-                groups[key][t].append(step_scores(region, gt, w, h))
+            for t, scores in enumerate(trajectory_scores(regions, inst, rule)):
+                groups[key][t][rec["instance_id"]].append(scores)
             used.setdefault(rec["strategy"], (iterates, params, set()))[2].add(
                 (run_dir, rec["instance_id"]))
     rows = []
     for key, per_t in sorted(groups.items()):
         model, strategy = key
-        if failed[key] == len(per_t[0]):
+        if failed[key] == total[key]:
             notes.append(f"{model} · {strategy}: every trajectory ({failed[key]}) failed "
                          "before its first region; left out")
             continue
         rows += _mean_rows(per_t, model=model, strategy=strategy, simulated=simulated[key],
                            **({"human": True} if key in humans else {}))
     if ceiling:
-        rows += _ceilings(used, truths)
+        rows += _ceilings(used, instances)
     return rows
 
 
 def _ceilings(used: dict[str, tuple[Any, Any, set[tuple[str, str]]]],
-              truths: dict[str, dict[str, tuple[list[float], int, int]]]) -> list[dict[str, Any]]:
+              instances: dict[str, dict[str, Instance]]) -> list[dict[str, Any]]:
     """One ceiling per strategy label whose family has one; labels whose ceilings come out
     identical (say ``spoe`` and ``spoe:mode=keep``) share one row set."""
     out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
     for label, (iterates, params, ids) in sorted(used.items()):
         if iterates.ceiling is None:
             continue
-        per_t: dict[int, list[dict[str, float]]] = defaultdict(list)
+        per_t: PerT = defaultdict(lambda: defaultdict(list))
         length = iterates.length(params)
         for run_dir, iid in sorted(ids):
-            gt, w, h = truths[run_dir][iid]
+            inst = instances[run_dir][iid]
+            gt, w, h = inst.truth["box"], inst.width, inst.height
             track = [Box.full(w, h).to_list(), *iterates.ceiling(gt, w, h, params)][: length + 1]
             for t, region in enumerate(track):
-                per_t[t].append(step_scores(region, gt, w, h))
+                per_t[t][(run_dir, iid)].append(step_scores(region, gt, w, h))
         rows = _mean_rows(per_t, model=CEILING_MODEL, strategy=label, simulated=False,
                           ceiling=iterates.ceiling_name)
         same = json.dumps([{k: v for k, v in r.items() if k != "strategy"} for r in rows],
@@ -209,7 +254,8 @@ def curve_table(rows: list[dict[str, Any]], metric: str,
     marks: dict[tuple[str, str], str] = {}
     for r in rows:
         key = (r["model"], r["strategy"])
-        series.setdefault(key, []).append((r["t"], r[metric]))
+        if r[metric] is not None:  # None: a Dist no trajectory has at t (unanswered "skip")
+            series.setdefault(key, []).append((r["t"], r[metric]))
         marks[key] = " (sim)" if r.get("simulated") else " (human)" if r.get("human") else ""
     lower_better = metric == "dist"
     for (model, strategy), pts in series.items():

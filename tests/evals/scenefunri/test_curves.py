@@ -34,6 +34,11 @@ def test_curve_matches_the_journal(run_dir, instances):
                     if s["region"] is None:
                         break
                     regions.append(s["region"])
+                if t >= len(regions) and r["status"] != "answered":
+                    # failed before t: scored as unanswered, the full image's Dist
+                    vals.append(dist(regions[0], inst.truth["box"], inst.width, inst.height))
+                    alive.append(False)
+                    continue
                 region = regions[min(t, len(regions) - 1)]
                 vals.append(dist(region, inst.truth["box"], inst.width, inst.height))
                 alive.append(Box.of(region).contains(Box.of(inst.truth["box"])))
@@ -192,3 +197,66 @@ def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path)
     rows = curves([tmp_path / "r"], ceiling=True)
     assert {r["strategy"] for r in rows} == {"test-rounds"}  # no ceiling declared: none drawn
     assert [r["t"] for r in rows] == [0, 1, 2]
+
+
+def _records(run_dir):
+    return [json.loads(x) for x in (run_dir / "trajectories.jsonl").read_text().splitlines()]
+
+
+def _failed_late(recs):
+    """Unanswered trajectories that failed after their first region and before T."""
+    return [r for r in recs if r["status"] == "unanswered"
+            and 0 < sum(s["region"] is not None for s in r["steps"]) < r["params"]["T"]]
+
+
+@pytest.fixture(scope="module")
+def failing_runs(sample_data, tmp_path_factory):
+    """SPoE with replies that often cannot be read: scored with both unanswered rules."""
+    base = tmp_path_factory.mktemp("failing")
+    for rule in ("full", "skip"):
+        unseen.run(sample_data, ["spoe:T=4"], ["sim:default,unparseable=0.2"],
+                   out=base / rule, cache=False, progress=False, unanswered=rule)
+    return base
+
+
+@pytest.mark.parametrize("rule", ["full", "skip"])
+def test_the_curve_at_T_is_the_table(failing_runs, rule):
+    """An unanswered trajectory is scored as the table scores it, so the last iteration of
+    the curve and the table's row agree on every metric."""
+    from unseen.evals.scenefunri.report import summarize
+
+    run_dir = failing_runs / rule
+    assert len(_failed_late(_records(run_dir))) >= 3
+    table = summarize([run_dir])[0]
+    last = max((r for r in curves([run_dir])), key=lambda r: r["t"])
+    assert last["t"] == 4 and table["strategy"] == last["strategy"] == "spoe:T=4"
+    for metric, column in (("dist", "dist"), ("cacc50", "cacc50"), ("cacc75", "cacc75"),
+                           ("iou", "miou")):
+        assert last[metric] == pytest.approx(table[column]), metric
+
+
+def test_a_failed_trajectory_scores_as_unanswered_from_its_failure(failing_runs, instances,
+                                                                    tmp_path):
+    """One trajectory that failed at step k < T: the regions before k, then the table's
+    unanswered score (the full image's Dist, CAcc and IoU 0, the target not kept)."""
+    src = failing_runs / "full"
+    rec = _failed_late(_records(src))[0]
+    k = next(i for i, s in enumerate(rec["steps"], start=1) if s["region"] is None)
+    run_dir = tmp_path / "one"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text((src / "run.json").read_text())
+    (run_dir / "trajectories.jsonl").write_text(json.dumps(rec) + "\n")
+    inst = next(i for i in instances if i.id == rec["instance_id"])
+    gt, w, h = inst.truth["box"], inst.width, inst.height
+    rows = sorted(curves([run_dir]), key=lambda r: r["t"])
+    assert [r["t"] for r in rows] == [0, 1, 2, 3, 4]
+    for r in rows[1:k]:
+        region = rec["steps"][r["t"] - 1]["region"]
+        assert r["dist"] == pytest.approx(100 * dist(region, gt, w, h))
+    for r in rows[k:]:
+        assert r["dist"] == pytest.approx(100 * dist(Box.full(w, h), gt, w, h))
+        assert r["cacc50"] == r["cacc75"] == r["iou"] == r["alive"] == 0.0
+    # the TUI's track of this trajectory follows the same rule
+    from unseen.views.scenefunri.tui import dist_track
+
+    assert dist_track(rec, gt, (w, h)) == pytest.approx([r["dist"] for r in rows])

@@ -6,6 +6,7 @@ from ``curves()``, computed in the background)."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 from typing import Any
@@ -15,6 +16,7 @@ from rich.console import Group
 from rich.text import Text
 
 from ...engine.rundir import Head, RunDir
+from ...engine.types import Instance
 from ...renderers.terminal import HalfBlockImage, cell_size
 from ..common import OUTCOMES, box_text, image_size, outcome_text
 from ..generic_pages import IMAGE_COLS, StepsTui
@@ -27,20 +29,24 @@ def pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.1f}"
 
 
-def dist_track(record: dict[str, Any], truth: list[float], size: tuple[int, int]) -> list[float]:
-    """Dist ×100 of the region after each step t (t = 0: the full image), as ``curves()``
-    counts it: an unreadable step keeps the region, a short trajectory its last region."""
-    from ...evals.scenefunri.metrics import score
+def dist_track(record: dict[str, Any], truth: list[float], size: tuple[int, int],
+               unanswered: str = "full") -> list[float]:
+    """Dist ×100 of the region after each iteration t (t = 0: the full image), by the rule
+    of ``curves()``: a trajectory that stopped early keeps its last region, one that failed
+    scores as unanswered from there (no Dist under ``skip``: the track ends there)."""
+    from ...evals.scenefunri.curves import iterates_of, iteration_regions, trajectory_scores
 
     w, h = size
-    track = [[0.0, 0.0, float(w), float(h)]]
-    for s in record.get("steps") or []:
-        if s.get("region") is None:
-            break
-        track.append(s["region"])
-    T = int((record.get("params") or {}).get("T", len(track) - 1))
-    track += [track[-1]] * (T + 1 - len(track))
-    return [100 * score(r, truth, w, h)["dist"] for r in track]
+    found = iterates_of(record, [])
+    if found is None:
+        return []
+    iterates, params = found
+    inst = Instance(id=record["instance_id"], image="", width=w, height=h,
+                    truth={"box": truth})
+    regions = iteration_regions(record, iterates.node, iterates.length(params),
+                                [0.0, 0.0, float(w), float(h)])
+    scores = trajectory_scores(regions, inst, unanswered)  # type: ignore[arg-type]
+    return [100 * s["dist"] for s in itertools.takewhile(lambda s: "dist" in s, scores)]
 
 
 def spark_text(label: str, values: list[float]) -> str:
@@ -109,7 +115,10 @@ class SceneFunRITui(StepsTui):
 
     def _track(self, row: TuiRow, record: dict[str, Any], inst, size) -> Text | None:
         if row.iterative and inst and size and inst.get("box"):
-            return Text(spark_text("Dist ×100 per t", dist_track(record, inst["box"], size)))
+            from ...evals.scenefunri.curves import unanswered_rule
+
+            return Text(spark_text("Dist ×100 per t", dist_track(
+                record, inst["box"], size, unanswered_rule(self.run))))
         return None
 
     def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
