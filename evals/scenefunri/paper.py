@@ -3,7 +3,8 @@
 Transcribed from Tables 2 and 3 of the SceneFunRI paper (``seeds/000_7c410863970123cb.txt``).
 Every value is as printed there, ×100 (CAcc@75, CAcc@50, mIoU in percentage points; Dist the
 normalized corner distance ×100). Model names are as printed: Table 2 heads a series
-"InternVL3" while Table 3 and the text name "InternVL3_5-38B"; both are kept verbatim.
+"InternVL3" while Table 3 names "InternVL3_5-38B" and the text "InternVL 3.5"; both are
+kept verbatim, and ``SAME_FAMILY`` says they are one family.
 
 - Table 2: the basic prompt (this package's ``direct``), one row per model, and the human
   baseline.
@@ -33,6 +34,10 @@ STRATEGY = {
     "CoT-SR": "cot-sr",
     "human": "human",
 }
+
+# Spellings of one model family (lower case, the preferred first): the text (§5) and Table 3
+# name InternVL 3.5, which Table 2 heads "InternVL3" (InternVL3-1B ... InternVL3-38B)
+SAME_FAMILY = (("internvl3_5", "internvl3.5", "internvl3"),)
 
 # model, series, CAcc@75, CAcc@50, mIoU, Dist
 _TABLE2 = """\

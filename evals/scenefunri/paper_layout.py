@@ -17,7 +17,9 @@ out, its quoted rows beside ours.
 Where our runs have no row for a paper model or prompt, the row says so. A paper model is
 matched to one of ours by name, letters and digits only, ignoring case and an ``org/``
 prefix (``Qwen/Qwen3.5-27B`` is the paper's ``Qwen3.5-27B``); our name may go on past the
-paper's with a ``-`` suffix (``gemini-3-flash-preview`` is ``Gemini 3 Flash``).
+paper's with a ``-`` suffix (``gemini-3-flash-preview`` is ``Gemini 3 Flash``). One family has
+several spellings: InternVL3_5, InternVL3.5 and InternVL3 are one (``paper.SAME_FAMILY``), so
+``OpenGVLab/InternVL3_5-38B`` is Table 2's ``InternVL3-38B`` and Table 3's ``InternVL3_5-38B``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cells import HEADERS, LOWER_IS_BETTER, METRIC_COLUMNS, _label
-from .paper import CITATION, NOTE, STRATEGY
+from .paper import CITATION, NOTE, SAME_FAMILY, STRATEGY
 
 PANELS = (("Strong-instruction prompting (the paper's Table 3, left)", ("Hidden", "Common", "Both")),
           ("Reasoning-based prompting (the paper's Table 3, right)", ("CoT", "CoT-SR")))
@@ -37,8 +39,16 @@ OTHER_SERIES = "Not in the paper"
 MISSING = "–"
 
 
+# each family's spellings at the start of a name, up to its "-" (the size)
+_FAMILIES = [(re.compile(rf"^(?:{'|'.join(map(re.escape, names))})(?=-|$)"), names[0])
+             for names in SAME_FAMILY]
+
+
 def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.rsplit("/", 1)[-1].lower())
+    base = name.rsplit("/", 1)[-1].lower()
+    for spelling, family in _FAMILIES:
+        base = spelling.sub(family, base)
+    return re.sub(r"[^a-z0-9]", "", base)
 
 
 def matches(paper_model: str, ours: str) -> bool:

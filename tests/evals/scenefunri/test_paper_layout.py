@@ -111,7 +111,17 @@ def test_table3_changes_against_basic_paper_as_printed_ours_computed():
     ("Qwen3.5-27B", "Qwen/Qwen3.5-27B", True), ("Gemini 3 Flash", "gemini-3-flash", True),
     ("Gemini 3 Flash", "gemini-3-flash-preview", True), ("gemma-3-27b-it", "google/gemma-3-27b-it", True),
     ("Qwen3.5-4B", "Qwen3.5-40B", False), ("Qwen3.5-27B", "Qwen3.5-122B", False),
-    ("InternVL3-38B", "InternVL3_5-38B", False), ("Gemini 3 Flash", "gemini-3-flash-lite", True),
+    ("Gemini 3 Flash", "gemini-3-flash-lite", True),
+    # Table 2 heads InternVL 3.5 (the text's, Table 3's InternVL3_5-38B) "InternVL3"
+    *((paper, f"{org}{name}", True) for paper in ("InternVL3-38B", "InternVL3_5-38B")
+      for org in ("", "OpenGVLab/", "opengvlab/")
+      for name in ("InternVL3_5-38B", "InternVL3.5-38B", "InternVL3-38B", "internvl3_5-38b",
+                   "INTERNVL3.5-38B")),
+    ("InternVL3-8B", "OpenGVLab/InternVL3_5-8B", True),
+    ("InternVL3-38B", "OpenGVLab/InternVL3_5-8B", False),
+    ("InternVL3_5-38B", "OpenGVLab/InternVL3_5-8B", False),
+    ("InternVL3-38B", "InternVL2-38B", False), ("InternVL3_5-38B", "InternVL3_4-38B", False),
+    ("InternVL3-8B", "InternVL3_5-38B", False),
 ])
 def test_matching_our_names_to_the_papers(paper, ours_name, same):
     assert matches(paper, ours_name) is same
@@ -186,3 +196,46 @@ def test_runs_that_share_nothing_need_no_pool(two_runs, run_main):
     a, _, c = two_runs
     code, out, err = run_main(["compare", str(a), str(c)])
     assert code == 0 and "pooled" not in out, err
+
+
+@pytest.fixture(scope="module")
+def internvl_runs(tmp_path_factory):
+    """Runs whose model names are InternVL 3.5's as OpenGVLab publishes them (a simulated run,
+    its journal given those names)."""
+    root = tmp_path_factory.mktemp("internvl")
+    data = write_test_set(root / "data")
+    out = []
+    for model in ("OpenGVLab/InternVL3_5-38B", "OpenGVLab/InternVL3_5-8B"):
+        run = unseen.run(data, ["direct", "direct:prompt=hidden", "cot"], ["sim"],
+                         out=root / model.split("/")[1], cache=False, progress=False,
+                         limit=4).run_dir
+        journal = run / "trajectories.jsonl"
+        recs = [json.loads(x) for x in journal.read_text().splitlines()]
+        for r in recs:
+            r.update(model=model, backend=f"vllm:{model}", simulated=False)
+        journal.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        out.append(run)
+    return out
+
+
+def test_internvl3_5_lands_in_both_tables_internvl_rows(internvl_runs, run_main):
+    from unseen.evals.scenefunri.report import summarize
+
+    rows = summarize(internvl_runs)
+    t2 = table2(rows, QUOTED)
+    for paper, mine in (("InternVL3-38B", "OpenGVLab/InternVL3_5-38B"),
+                        ("InternVL3-8B", "OpenGVLab/InternVL3_5-8B")):
+        after = t2[t2.index(paper_line(t2, paper)) + 1]
+        assert (after.source, after.label) == ("ours", mine)
+    assert "Not in the paper" not in [x.label for x in t2]
+    t3 = table3(rows, QUOTED, ("Hidden", "Common", "Both"))
+    head = t3.index(next(x for x in t3 if x.heading and x.label.startswith("InternVL3_5-38B")))
+    assert t3[head].label == "InternVL3_5-38B (ours: OpenGVLab/InternVL3_5-38B)"
+    assert (t3[head + 1].source, t3[head + 1].label) == ("paper", "Hidden")
+    hidden = next(r for r in rows if r["model"] == "OpenGVLab/InternVL3_5-38B"
+                  and r["strategy"] == "direct:prompt=hidden")
+    assert t3[head + 2].source == "ours" and t3[head + 2].values["dist"] == hidden["dist"]
+    code, md, err = run_main(["compare", *map(str, internvl_runs), "--paper", "-f", "md"])
+    assert code == 0, err
+    assert "InternVL3_5-38B (ours: OpenGVLab/InternVL3_5-38B)" in md
+    assert "| OpenGVLab/InternVL3_5-8B | ours |" in md
