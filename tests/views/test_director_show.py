@@ -240,6 +240,18 @@ def test_cli_show_errors_are_one_line(run_dir, run_main):
     assert code == 2 and "no scene 'scene-x'" in err
 
 
+def test_step_picks_a_turn_numbered_from_one(run_dir, run_main):
+    base = ["show", str(run_dir), "main-000", "--strategy", "move/twoturn", "--model",
+            "sim-default", "--sample", "0", "--no-images"]
+    code, out, err = run_main([*base, "--step", "2"])
+    assert code == 0, err
+    assert "turn 2 of 2" in out and "turn 1 of 2" not in out
+    for bad in ("0", "3"):
+        code, out, err = run_main([*base, "--step", bad])
+        assert code == 2 and err.strip() == (
+            f"error: no step {bad} in this trajectory (steps, one per turn: 1-2)")
+
+
 # --- PNG ---------------------------------------------------------------------------------------
 
 

@@ -149,7 +149,7 @@ def test_steps_with_images(run_dir, records, truth):
     assert "▀" in plain
     assert max(len(line) for line in plain.splitlines()) <= 120
     for s in rec["steps"]:
-        assert f"step {s['index']} · {s['name']}" in plain
+        assert f"step {s['index'] + 1} · {s['name']}" in plain  # numbered from 1
         assert s["prompt"].splitlines()[0] in plain
         assert f"choice {s['parsed']['choice']}" in plain
         region = "[" + ", ".join(f"{v:.0f}" for v in s["region"]) + "]"
@@ -321,3 +321,49 @@ def test_cli_show_png_and_step(run_dir, records, run_main, tmp_path):
     assert code == 2 and "no step 7" in err and len(err.strip().splitlines()) == 1
     code, out, err = run_main(["show", str(run_dir), "--png", str(tmp_path / "t.png")])
     assert code == 2 and "INSTANCE" in err
+
+
+# --- steps are numbered t = 1..T, as the paper numbers iterations ------------------------------
+
+
+def test_steps_are_numbered_from_one(run_dir, records, run_main, tmp_path):
+    """A one-step trajectory's step is step 1 (the journal's index 0), in the heading, for
+    --step and in the strip's caption; a step that is not there is one line, exit 2."""
+    one = next(r for r in records if r["strategy"] == "direct" and r["status"] == "answered")
+    assert len(one["steps"]) == 1 and one["steps"][0]["index"] == 0
+    base = ["show", str(run_dir), one["instance_id"], "--strategy", "direct", "--model",
+            one["model"], "--sample", "0"]
+    code, out, err = run_main([*base, "--step", "1"])
+    assert code == 0, err
+    assert "step 1 · ask" in out and "step 0 ·" not in out
+    assert one["steps"][0]["prompt"].splitlines()[0] in out
+    for bad in ("0", "2"):
+        code, out, err = run_main([*base, "--step", bad])
+        assert code == 2 and out == "", err
+        assert err.strip().splitlines() == [
+            f"error: no step {bad} in this trajectory (steps: 1)"]
+    code, out, err = run_main([*base, "--png", str(tmp_path / "one.png"), "--step", "1"])
+    assert code == 0 and "(2 tiles," in " ".join(out.split()), err
+    from unseen.views.steps import strip_tiles
+
+    assert strip_tiles(one, None, "x.png")[0].caption.startswith("step 1 ask ")
+    assert strip_tiles(one, 1, "x.png")[0].caption.startswith("step 1 ask ")
+    with pytest.raises(ValueError, match=r"no step 0 .*\(steps with an image: 1\)"):
+        strip_tiles(one, 0, "x.png")
+
+
+def test_step_headings_and_the_missing_step_line_count_from_one(run_dir, records, run_main):
+    rec = spoe_record(records)
+    console = recorder()
+    show_instance(console, run_dir, rec["instance_id"], strategy=rec["strategy"],
+                  model=rec["model"], sample=rec["sample"], images=False)
+    text = console.export_text()
+    for n in (1, 2, 3, 4):
+        assert f"step {n} · ask · t={n}," in text
+    assert "step 0 ·" not in text
+    base = ["show", str(run_dir), rec["instance_id"], "--strategy", rec["strategy"],
+            "--model", rec["model"], "--sample", str(rec["sample"])]
+    code, out, err = run_main([*base, "--step", "5"])
+    assert code == 2 and err.strip() == "error: no step 5 in this trajectory (steps: 1-4)"
+    code, out, err = run_main([*base, "--step", "4"])
+    assert code == 0 and "step 4 · ask · t=4" in out and "step 3 ·" not in out

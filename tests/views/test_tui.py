@@ -239,3 +239,16 @@ async def test_the_compare_view_never_wraps_inside_a_word(long_labels, size):
             for word in words:
                 if len(word) <= width:
                     assert any(word in line for line in lines), (word, width)
+
+
+def test_tui_steps_are_numbered_from_one(run_dir):
+    idx = build_index([run_dir])
+    e = next(e for e in idx.entries if e.strategy == "spoe:T=3" and e.status == "answered")
+    rec = idx.read(e)
+    run = idx.runs[e.run]
+    assert run.step_labels(e, rec)[0].startswith("t=1 ")
+    assert run.step(e, rec, 0).text.plain.startswith("step 1 · ask · t=1")
+    d = next(e for e in idx.entries if e.strategy == "direct" and e.status == "answered")
+    labels = run.step_labels(d, idx.read(d))
+    assert len(labels) == 1 and labels[0].startswith("step 1 ask ")
+    assert run.step(d, idx.read(d), 0).text.plain.startswith("step 1 · ask")

@@ -96,7 +96,7 @@ def test_a_third_benchmark_in_show(third):
     c = recorder()
     show_instance(c, third, "syn-001", strategy="spoe:T=2", model="sim-oracle", images=False)
     text = flat(c.export_text())
-    assert "step 0 · ask" in text and "prompt" in text and "parsed choice" in text
+    assert "step 1 · ask" in text and "step 0 ·" not in text and "prompt" in text and "parsed choice" in text
     assert "result" in text and "metrics hit" in text and "(SIMULATED)" in text
 
 

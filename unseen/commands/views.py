@@ -133,7 +133,7 @@ def show(
     strategy: Annotated[str | None, typer.Option(help="Only this strategy label (or name: spoe matches spoe:T=4).")] = None,
     model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
     sample: Annotated[int | None, typer.Option(help="Only this sample index.")] = None,
-    step: Annotated[int | None, typer.Option(help="Only the step with this index (as journaled, from 0).")] = None,
+    step: Annotated[int | None, typer.Option(help="Only step N, numbered from 1 as shown (t = 1..T).")] = None,
     full: Annotated[bool, typer.Option("--full", help="Prompts, replies and reasoning in full, not folded.")] = False,
     no_images: Annotated[bool, typer.Option("--no-images", help="Draw no images in the terminal.")] = False,
     png: Annotated[Path | None, typer.Option("--png", help="Write the trajectory's steps as one PNG strip to this file instead.")] = None,

@@ -45,7 +45,7 @@ from .protocol import (
     FigureOptions,
     Filters,
 )
-from .select import NoMatch, find_instance, narrow
+from .select import NoMatch, find_instance, narrow, step_number, with_step
 from .steps import cost_rows, metrics_text, step_panel, strip_tiles
 
 
@@ -93,15 +93,14 @@ class GenericViews:
     def instance(self, run: RunDir, instance_id: str, console: Console,
                  filters: Filters) -> None:
         records = select(run, instance_id, filters)
+        if filters.step is not None:
+            records = with_step(records, filters.step)
         pictures = Pictures(console, filters.images)
         for r in records:
             console.rule(f"{escape(r['instance_id'])} · {escape(record_who(r))} · "
                          f"{escape(r['strategy'])} · sample {r['sample']}")
             steps = [s for s in r.get("steps") or []
-                     if filters.step is None or s["index"] == filters.step]
-            if filters.step is not None and not steps:
-                raise NoMatch(f"no step {filters.step} in {r['model']} {r['strategy']} "
-                              f"sample {r['sample']}")
+                     if filters.step is None or step_number(s) == filters.step]
             for s in steps:
                 console.print(step_panel(console, pictures, r, s, filters.full))
             if filters.step is None:

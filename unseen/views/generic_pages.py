@@ -30,6 +30,7 @@ from .common import (
 )
 from .generic_tables import metric_rows, rows_html
 from .protocol import ExportOptions, ExportPage, Pane, Section, TuiRow
+from .select import step_number
 from .steps import (
     column_steps,
     metrics_text,
@@ -115,7 +116,7 @@ class StepsTui:
         reply = s.get("reply") or {}
         info = s.get("info") or {}
         t = Text()
-        t.append(f"step {s.get('index', index)} · {s.get('name', '')}"
+        t.append(f"step {step_number(s, index)} · {s.get('name', '')}"
                  + (f" · t={info['t']}" if "t" in info else ""), style="bold")
         t.append(f"   {row.instance_id} · {row.model} · {row.strategy}\n", style="dim")
         prompt_and_reply(t, s)

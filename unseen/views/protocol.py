@@ -39,7 +39,7 @@ class Filters:
     strategy: str | None = None
     model: str | None = None
     sample: int | None = None
-    step: int | None = None
+    step: int | None = None  # as shown, from 1 (a Step's journaled index + 1)
     full: bool = False  # prompts and replies unfolded
     images: bool = True  # images in the terminal (when it is one)
     worst: int = 20  # instances the summary lists, worst first

@@ -122,3 +122,35 @@ def narrow(records: list[Any], filters: Any, where: str, *,
 
 def _frozen(params: dict[str, Any]) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+# --- steps: shown 1..n, as the paper numbers iterations (t = 1..T) ----------------------------
+
+
+def step_number(step: dict[str, Any], default: int = 0) -> int:
+    """The number a user sees for a journaled step: its 0-based ``index`` plus one."""
+    return int(step.get("index", default)) + 1
+
+
+def numbers_text(numbers: Sequence[int]) -> str:
+    """``1-3``, ``1-3, 5``, or ``none``: runs of consecutive numbers folded."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs) or "none"
+
+
+def with_step(records: list[dict[str, Any]], step: int, what: str = "steps") -> list[dict[str, Any]]:
+    """The records that have step number ``step``; else a :class:`NoMatch` listing the
+    numbers they have (``what`` names them: ``steps, one per turn``)."""
+    chosen = [r for r in records
+              if any(step_number(s) == step for s in r.get("steps") or [])]
+    if not chosen:
+        have = [step_number(s) for r in records for s in r.get("steps") or []]
+        which = ("this trajectory" if len(records) == 1
+                 else f"the {len(records)} matching trajectories")
+        raise NoMatch(f"no step {step} in {which} ({what}: {numbers_text(have)})")
+    return chosen

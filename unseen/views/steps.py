@@ -28,6 +28,7 @@ from .common import (
     usage_text,
     value_text,
 )
+from .select import NoMatch, numbers_text, step_number
 
 _HIDDEN_INFO = {"t", "axis", "candidates"}  # shown in the panel title or not at all
 Rows = list[tuple[str, RenderableType]]
@@ -53,10 +54,11 @@ def parsed_text(step: dict[str, Any], params: dict[str, Any]) -> str:
 
 
 def step_caption(step: dict[str, Any], params: dict[str, Any]) -> str:
-    """A short caption: ``t=2 eliminate A`` for a choice, else ``step 1 reflect [x1, …]``."""
+    """A short caption: ``t=2 eliminate A`` for a choice, else ``step 1 reflect [x1, …]``
+    (steps numbered from 1, as iterations are)."""
     info = step.get("info") or {}
     parsed = step.get("parsed")
-    head = f"t={info['t']}" if "t" in info else f"step {step['index']} {step['name']}"
+    head = f"t={info['t']}" if "t" in info else f"step {step_number(step)} {step['name']}"
     if step.get("parse_error") or (step.get("reply") or {}).get("error"):
         return f"{head} (no answer)"
     if isinstance(parsed, dict) and "choice" in parsed:
@@ -124,7 +126,7 @@ def step_panel(console: Console, pictures: Pictures, rec: dict[str, Any], s: dic
     timing = f"latency {reply.get('latency_s') or 0:.3f} s · step {s.get('seconds') or 0:.3f} s"
     rows.append(("time", Text(timing + (" · cached" if reply.get("cached") else ""))))
     pics = [pictures.step(p) for p in parts] if pictures.on else []
-    title = f"step {s.get('index', 0)} · {s.get('name', '')}"
+    title = f"step {step_number(s)} · {s.get('name', '')}"
     if "t" in info:
         title += f" · t={info['t']}" + (f", {info['axis']} cut" if info.get("axis") else "")
     bad = bool(s.get("parse_error") or reply.get("error"))
@@ -191,18 +193,18 @@ def column_steps(t: Text, rec: dict[str, Any], caption: Callable[[dict[str, Any]
 
 def strip_tiles(rec: dict[str, Any], step: int | None, default_image: str | None = None):
     """A strip tile per step (its first image, overlay redrawn; ``default_image`` for a step
-    that sent none), or only ``step``."""
+    that sent none), or only step number ``step`` (from 1)."""
     from ..renderers.strips import Tile
 
     params = rec.get("params") or {}
-    tiles = []
+    tiles, have = [], []
     for s in rec.get("steps") or []:
-        if step is not None and s["index"] != step:
-            continue
         parts = s.get("images") or ([{"path": default_image}] if default_image else [])
         if parts:
+            have.append(step_number(s))
+        if parts and (step is None or step_number(s) == step):
             tiles.append(Tile(model_view(parts[0]), step_caption(s, params)))
     if step is not None and not tiles:
-        raise ValueError(f"no step {step} with an image in {rec['model']} {rec['strategy']} "
-                         f"sample {rec['sample']}")
+        raise NoMatch(f"no step {step} with an image in {rec['model']} {rec['strategy']} "
+                      f"sample {rec['sample']} (steps with an image: {numbers_text(have)})")
     return tiles

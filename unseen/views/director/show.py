@@ -29,7 +29,7 @@ from ...engine.rundir import RunDir
 from ...engine.types import Instance
 from ..common import PROMPT_LINES, REPLY_LINES, Pictures, fold, kv, record_who, usage_text
 from ..protocol import Filters
-from ..select import NoMatch
+from ..select import step_number, with_step
 from ..steps import answer_rows
 from .marks import (
     choice_role,
@@ -331,10 +331,7 @@ def scene_view(run_dir: RunDir, scene: str, console: Console, filters: Filters) 
     run = DirectorRun.open(run_dir)
     records, note = select(run, scene, strategy=strategy, model=model, sample=sample)
     if step is not None:
-        have = sorted({s["index"] for r in records for s in r.get("steps") or []})
-        if step not in have:
-            raise NoMatch(f"no step {step} in the matching trajectories (steps, one per "
-                             f"turn: {', '.join(map(str, have)) or 'none'})")
+        with_step(records, step, "steps, one per turn")
     inst, why = run.scene(scene)
     pictures = Pictures(console, images)
     from ...evals.director.coding.items import codes_by_key
@@ -352,6 +349,6 @@ def scene_view(run_dir: RunDir, scene: str, console: Console, filters: Filters) 
         if not steps:
             console.print("[yellow]no turns journaled[/]")
         for s in steps:
-            if step is None or s["index"] == step:
+            if step is None or step_number(s) == step:
                 console.print(_turn_panel(console, s, len(steps), full))
         console.print(_result_panel(r, inst, codes.get(r["key"])))

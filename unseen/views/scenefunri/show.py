@@ -46,7 +46,7 @@ from ..common import (
     status_text,
 )
 from ..protocol import Filters
-from ..select import NoMatch, find_instance, narrow
+from ..select import NoMatch, find_instance, narrow, step_number, with_step
 from ..steps import cost_rows, step_panel, strip_tiles
 from .data import data_of, instance_of, light_instances
 
@@ -278,13 +278,7 @@ def instance(run: RunDir, instance_id: str, console: Console, filters: Filters) 
     records = select(run, instance_id, filters)
     step = filters.step
     if step is not None:
-        have = sorted({s["index"] for r in records for s in r.get("steps") or []})
-        if step not in have:
-            which = ("the matching trajectory" if len(records) == 1
-                     else f"the {len(records)} matching trajectories")
-            raise NoMatch(f"no step {step} in {which} (steps: "
-                          f"{', '.join(map(str, have)) or 'none'})")
-        records = [r for r in records if any(s["index"] == step for s in r.get("steps") or [])]
+        records = with_step(records, step)
     inst, note = instance_of(run, records[0]["instance_id"])
     pictures = Pictures(console, filters.images)
     extra = _region_rows(inst)
@@ -305,7 +299,7 @@ def instance(run: RunDir, instance_id: str, console: Console, filters: Filters) 
         if not steps:
             console.print("[yellow]no steps journaled[/]")
         for s in steps:
-            if step is None or s["index"] == step:
+            if step is None or step_number(s) == step:
                 console.print(step_panel(console, pictures, r, s, filters.full, extra))
         if step is None:
             console.print(_result_panel(console, pictures, r, inst, note if inst is None else ""))
