@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..engine.cache import ReplyCache
 from ..engine.envfile import load_env_file
 from .base import BackendConfigError, BaseBackend, make_backend, provider, providers
 from .profiles import Profile, profile_for
+from .profiles import use as use_profiles
 from .reliable import Reliable
 
 
@@ -19,18 +21,25 @@ def connect(
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
     cache: ReplyCache | None = None,
+    profiles: str | Path | None = None,
+    cache_tag: str | None = None,
     **options: Any,
 ) -> Reliable:
     """A ready backend from ``provider:target`` (e.g. ``openai:gpt-4o``, ``sim:strong``),
     wrapped with a concurrency limit, timeouts, retries and the reply cache.
 
-    ``options`` go to the provider: ``base_url``, ``api_key``, ``box_format``, ...
-    Keys the environment lacks are read from ``./.env`` (``engine/envfile.py``).
+    ``options`` go to the provider: ``base_url``, ``api_key``, ``box_format``,
+    ``max_image_side``, ... ``profiles`` names a user's model-profile file (``profiles.py``);
+    ``cache_tag`` is what the reply cache cannot see of the serving (a new checkpoint behind
+    the same name), part of every reply's cache key. Keys the environment lacks are read
+    from ``./.env`` (``engine/envfile.py``).
     """
     load_env_file()
+    use_profiles(profiles)
     inner = make_backend(spec, timeout_s=timeout_s, **options)
     return Reliable(inner, concurrency=concurrency, timeout_s=timeout_s,
-                    max_attempts=max_attempts, backoff_base_s=backoff_base_s, cache=cache)
+                    max_attempts=max_attempts, backoff_base_s=backoff_base_s, cache=cache,
+                    cache_tag=cache_tag)
 
 
 __all__ = [

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.backend import Backend, Capabilities
-from ..engine.box import CONVENTIONS, unknown_convention
+from ..engine.box import BoxError, Convention
 from ..engine.errors import UnseenError
 from ..engine.plugins import Registry
 from ..engine.types import Instance, Reply, Request
-from .profiles import profile_for
+from . import profiles
 
 
 class BackendConfigError(UnseenError, ValueError):
@@ -32,23 +32,49 @@ class BaseBackend:
     capabilities = Capabilities()
     answers: frozenset[str] | None = None  # a model answers any prompt
 
-    def __init__(self, model: str, box_format: str | None = None, spec: str | None = None):
+    def __init__(self, model: str, box_format: str | None = None, spec: str | None = None,
+                 image: Any = None):
+        """``box_format`` overrides the profile's convention; ``image`` (``ImageSettings``)
+        says how images are sent: a longer side at most ``max_side``, Qwen2.5-VL's resize."""
         self.model = model
-        self.profile = profile_for(model)
-        self.box_format = box_format or self.profile.box_format
-        if self.box_format not in CONVENTIONS:
-            raise BackendConfigError(unknown_convention(self.box_format))
         self.spec = spec or f"{self.provider}:{model}"
+        self.profile = profiles.profile_for(model)
+        self.image = image
+        name = box_format or (self.profile.box_format if self.profile else None)
+        # None: no profile knows the model's convention; a box strategy is refused for it
+        self.box_format: Convention | None = None
+        if name is not None:
+            resize = self.profile.resize.model_dump() if self.profile and self.profile.resize \
+                else {}
+            if image is not None:
+                resize.update(image.resize())
+            try:
+                self.box_format = Convention(
+                    name, max_side=getattr(image, "max_side", None), **resize)
+            except BoxError as exc:
+                raise BackendConfigError(f"{self.spec}: {exc}") from None
 
     async def complete(self, request: Request) -> Reply:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
-        return {
+        conv = self.box_format
+        out: dict[str, Any] = {
             "spec": self.spec, "provider": self.provider, "model": self.model,
-            "box_format": self.box_format, "simulated": self.simulated,
-            "profile": self.profile.family,
+            "box_format": conv.name if conv is not None else None,
+            "simulated": self.simulated, **profiles.describe(self.profile),
         }
+        if conv is not None and conv.settings():
+            out["box_settings"] = conv.settings()
+        if self.image is not None and self.image.recorded():
+            out["image"] = self.image.recorded()
+        return out
+
+    async def identify(self) -> dict[str, Any]:
+        """What shapes this backend's replies beyond the request (part of the reply cache's
+        key): how it sends images; subclasses add what their server says it serves."""
+        return {"image": self.image.recorded()} if self.image is not None and \
+            self.image.recorded() else {}
 
     def prepare(self, instances: list[Instance]) -> None:
         """Called once with the run's instances (baselines use it; most ignore it)."""

@@ -20,6 +20,7 @@ from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
+from .options import IMAGE_OPTIONS, env_name, image_settings, split_target, take_options
 from .servers import single_url
 
 # reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed;
@@ -94,8 +95,8 @@ class Gemini(BaseBackend):
 
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
                  box_format: str | None = None, spec: str | None = None,
-                 timeout_s: float = 120.0, include_thoughts: bool = True):
-        super().__init__(model, box_format=box_format, spec=spec)
+                 timeout_s: float = 120.0, include_thoughts: bool = True, image: Any = None):
+        super().__init__(model, box_format=box_format, spec=spec, image=image)
         self.base_url = base_url
         self.timeout_s = timeout_s
         self.include_thoughts = include_thoughts
@@ -123,6 +124,7 @@ class Gemini(BaseBackend):
 
         system: list[str] = []
         contents = []
+        resolution = getattr(self.image, "media_resolution", None)
         for m in request.messages:
             if m.role == "system":
                 system.append(m.text)
@@ -132,14 +134,20 @@ class Gemini(BaseBackend):
                 if isinstance(p, TextPart):
                     parts.append(types.Part.from_text(text=p.text))
                 elif isinstance(p, ImagePart):
-                    data, mime = part_bytes(p)
-                    parts.append(types.Part.from_bytes(data=data, mime_type=mime))
+                    data, mime = part_bytes(p, getattr(self.image, "max_side", None))
+                    part = types.Part.from_bytes(data=data, mime_type=mime)
+                    if resolution == "ultra_high":  # only per part, and only on Gemini 3
+                        part.media_resolution = types.PartMediaResolution(
+                            level=types.PartMediaResolutionLevel.MEDIA_RESOLUTION_ULTRA_HIGH)
+                    parts.append(part)
             contents.append(types.Content(role="model" if m.role == "assistant" else "user",
                                           parts=parts))
         d = request.decoding
         cfg: dict[str, Any] = {}
         if system:
             cfg["system_instruction"] = "\n\n".join(system)
+        if resolution in ("low", "medium", "high"):
+            cfg["media_resolution"] = f"MEDIA_RESOLUTION_{resolution.upper()}"
         if d.temperature is not None:
             cfg["temperature"] = d.temperature
         if d.seed is not None:
@@ -204,22 +212,43 @@ class Gemini(BaseBackend):
                 for i, c in enumerate(lp.chosen_candidates)
             ]
         finish = cand.finish_reason
+        version = getattr(resp, "model_version", None)
         return Reply(
             text=answer, reasoning=thoughts or None, usage=usage, latency_s=latency,
             finish_reason=getattr(finish, "value", finish) if finish is not None else None,
-            logprobs=logprobs,
+            logprobs=logprobs, served={"model_version": version} if version else None,
         )
 
 
-@provider("gemini", "gemini:MODEL  (GEMINI_API_KEY or GOOGLE_API_KEY; GEMINI_BASE_URL or --base-url)")
+GEMINI_OPTIONS = (*IMAGE_OPTIONS, "key_env", "media_resolution")
+#: Gemini's image resolution unless a spec says otherwise (the API's default for images on
+#: Gemini 3, stated and sent so that it is recorded)
+DEFAULT_MEDIA_RESOLUTION = "high"
+
+
+@provider("gemini", "gemini:MODEL[@URL][,key_env=VAR,media_resolution=low|medium|high|"
+                    "ultra_high]  (GEMINI_API_KEY or GOOGLE_API_KEY; GEMINI_BASE_URL or "
+                    "--base-url)")
 def _gemini(target: str, *, spec: str, base_url: str | list[str] | None = None,
-            api_key: str | None = None,
-            box_format: str | None = None, timeout_s: float = 120.0, **_: Any) -> Gemini:
-    if not target:
+            api_key: str | None = None, box_format: str | None = None, timeout_s: float = 120.0,
+            max_image_side: int | None = None, **_: Any) -> Gemini:
+    t = split_target(target, spec)
+    if not t.model:
         raise BackendConfigError("gemini needs a model: gemini:MODEL, e.g. gemini:gemini-2.5-flash")
-    key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+    opts = take_options(t, GEMINI_OPTIONS, {"box_format": box_format,
+                                            "max_image_side": max_image_side}, spec)
+    if "key_env" in opts:
+        env = env_name(str(opts["key_env"]), spec)
+        key = os.environ.get(env)
+    else:
+        env = "GEMINI_API_KEY (or GOOGLE_API_KEY)"
+        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if not key:
-        raise BackendConfigError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set (needed by the gemini backend)")
-    url = single_url(base_url, "gemini")
-    return Gemini(target, api_key=key, base_url=url or os.environ.get("GEMINI_BASE_URL"),
-                  box_format=box_format, spec=spec, timeout_s=timeout_s)
+        raise BackendConfigError(f"{env} is not set (needed by {spec})")
+    if len(t.urls) > 1:
+        raise BackendConfigError(f"{spec}: gemini takes one server")
+    url = t.urls[0] if t.urls else single_url(base_url, "gemini")
+    image = image_settings(opts, spec, media_resolution=DEFAULT_MEDIA_RESOLUTION)
+    return Gemini(t.model, api_key=key, base_url=url or os.environ.get("GEMINI_BASE_URL"),
+                  box_format=opts.get("box_format"), spec=spec, timeout_s=timeout_s,
+                  image=image)

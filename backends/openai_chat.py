@@ -23,6 +23,7 @@ from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
+from .options import IMAGE_OPTIONS, Target, env_name, image_settings, split_target, take_options
 from .servers import spread, url_list
 
 
@@ -36,21 +37,28 @@ def choice_schema(choices: list[str]) -> dict[str, Any]:
     }
 
 
-def _content(parts: list) -> list[dict[str, Any]] | str:
+def _content(parts: list, max_side: int | None, detail: str | None) -> list[dict[str, Any]] | str:
     out: list[dict[str, Any]] = []
     for p in parts:
         if isinstance(p, TextPart):
             out.append({"type": "text", "text": p.text})
         elif isinstance(p, ImagePart):
-            out.append({"type": "image_url", "image_url": {"url": data_url(p)}})
+            image: dict[str, Any] = {"url": data_url(p, max_side)}
+            if detail is not None:
+                image["detail"] = detail
+            out.append({"type": "image_url", "image_url": image})
     if len(out) == 1 and out[0]["type"] == "text":
         return out[0]["text"]
     return out
 
 
-def chat_messages(request: Request) -> list[dict[str, Any]]:
-    """The request's messages in the OpenAI chat format (``vllm-local`` renders the same)."""
-    return [{"role": m.role, "content": _content(m.parts)} for m in request.messages]
+def chat_messages(request: Request, image: Any = None) -> list[dict[str, Any]]:
+    """The request's messages in the OpenAI chat format (``vllm-local`` renders the same);
+    ``image`` (``ImageSettings``) resizes images (``max_side``) and sets OpenAI's ``detail``."""
+    max_side = getattr(image, "max_side", None)
+    detail = getattr(image, "detail", None)
+    return [{"role": m.role, "content": _content(m.parts, max_side, detail)}
+            for m in request.messages]
 
 
 def classify_openai_error(exc: Exception) -> ProviderError:
@@ -88,8 +96,9 @@ class OpenAIClientBackend(BaseBackend):
     def __init__(
         self, model: str, *, base_url: str | None = None, api_key: str | None = None,
         box_format: str | None = None, spec: str | None = None, timeout_s: float = 120.0,
+        image: Any = None,
     ):
-        super().__init__(model, box_format=box_format, spec=spec)
+        super().__init__(model, box_format=box_format, spec=spec, image=image)
         self.base_url = base_url
         self.timeout_s = timeout_s
         self._api_key = api_key  # only ever handed to the client
@@ -122,27 +131,68 @@ class OpenAIChat(OpenAIClientBackend):
     def __init__(
         self, model: str, *, base_url: str | None = None, api_key: str | None = None,
         box_format: str | None = None, spec: str | None = None, timeout_s: float = 120.0,
-        vllm: bool = False, enable_thinking: bool | None = None,
+        vllm: bool = False, enable_thinking: bool | None = None, image: Any = None,
     ):
         self.vllm = vllm
         if vllm:
             self.provider = "vllm"
-            self.capabilities = Capabilities(
-                json_schema=True, choices=True, logprobs=True, reasoning=True
-            )
         super().__init__(model, base_url=base_url, api_key=api_key, box_format=box_format,
-                         spec=spec, timeout_s=timeout_s)
+                         spec=spec, timeout_s=timeout_s, image=image)
+        # a reasoning model's profile says it returns no log-probabilities
+        logprobs = vllm or self.profile is None or self.profile.logprobs
+        self.capabilities = Capabilities(json_schema=True, choices=True, logprobs=logprobs,
+                                         reasoning=vllm)
         self.enable_thinking = enable_thinking
+        self.served: dict[str, Any] | None = None  # a vLLM server's GET /v1/models entry
+
+    async def identify(self) -> dict[str, Any]:
+        """For a vLLM server, the served model's ``root`` (the weights it loaded) and
+        ``max_model_len`` from GET /v1/models, asked once; they go into the cache key, so two
+        servers serving other weights under one name never share replies."""
+        ident = await super().identify()
+        if self.enable_thinking is not None:
+            ident["enable_thinking"] = self.enable_thinking
+        if not self.vllm:
+            return ident
+        if self.served is None:
+            self.served = await self._models_entry()
+        return {**ident, "served": self.served}
+
+    async def _models_entry(self) -> dict[str, Any]:
+        try:
+            body = await self._get_client().get("/models", cast_to=object)
+        except Exception as exc:
+            raise classify_openai_error(exc) from exc
+        data = body.get("data") if isinstance(body, dict) else None
+        entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+        entry = next((e for e in entries if e.get("id") == self.model), None)
+        if entry is None:
+            served = ", ".join(str(e.get("id")) for e in entries) or "none"
+            raise ProviderError("config", f"the server at {self.base_url} does not serve "
+                                f"{self.model!r} (GET /v1/models lists: {served})")
+        return {k: entry[k] for k in ("root", "parent", "max_model_len")
+                if entry.get(k) is not None}
+
+    def mm_processor_kwargs(self) -> dict[str, int] | None:
+        """What a vLLM server's HF processor is told per request: Qwen2.5-VL's resize, so
+        that the pixels of its boxes are those this backend converts from."""
+        conv = self.box_format
+        if not self.vllm or self.image is None:
+            return None
+        given = self.image.resize()
+        if conv is not None and conv.name == "qwen2.5":
+            return {"min_pixels": conv.min_pixels, "max_pixels": conv.max_pixels}
+        return {k: v for k, v in given.items() if k != "factor"} or None
 
     def payload(self, request: Request) -> dict[str, Any]:
         """The JSON body of the Chat Completions request."""
         d = request.decoding
         kw: dict[str, Any] = {
             "model": self.model,
-            "messages": chat_messages(request),
+            "messages": chat_messages(request, self.image),
         }
         extra: dict[str, Any] = {}
-        if self.profile.sampling_params or self.vllm:
+        if self.vllm or self.profile is None or self.profile.sampling:
             if d.temperature is not None:
                 kw["temperature"] = d.temperature
             if d.seed is not None:
@@ -171,6 +221,8 @@ class OpenAIChat(OpenAIClientBackend):
             kw["top_logprobs"] = 5
         if self.vllm and self.enable_thinking is not None:
             extra["chat_template_kwargs"] = {"enable_thinking": self.enable_thinking}
+        if (mm := self.mm_processor_kwargs()) is not None:
+            extra["mm_processor_kwargs"] = mm
         kw.update(extra)  # vLLM's extras are top-level fields of the same JSON body
         return kw
 
@@ -209,27 +261,55 @@ class OpenAIChat(OpenAIClientBackend):
                  "top": [{"token": a.token, "logprob": a.logprob} for a in (t.top_logprobs or [])]}
                 for t in choice.logprobs.content
             ]
+        served = {k: v for k, v in (("model", getattr(resp, "model", None)),
+                                    ("system_fingerprint",
+                                     getattr(resp, "system_fingerprint", None))) if v}
+        if self.served:
+            served.update(self.served)
         return Reply(
             text=msg.content or "", reasoning=reasoning, usage=usage, latency_s=latency,
-            finish_reason=choice.finish_reason, logprobs=logprobs,
+            finish_reason=choice.finish_reason, logprobs=logprobs, served=served or None,
         )
 
-def _key(env: str, given: str | None) -> str | None:
-    return given or os.environ.get(env)
+OPENAI_OPTIONS = (*IMAGE_OPTIONS, "key_env", "detail")
+VLLM_OPTIONS = (*IMAGE_OPTIONS, "key_env", "enable_thinking")
+#: OpenAI's image detail unless a spec says otherwise: boxes need the full resolution
+DEFAULT_DETAIL = "high"
 
 
-@provider("openai", "openai:MODEL  (OPENAI_API_KEY; OPENAI_BASE_URL or --base-url, repeatable)")
+def api_key_for(opts: dict[str, Any], default_env: str, given: str | None, spec: str,
+                provider_name: str) -> tuple[str | None, str]:
+    """The key a backend sends and the variable it came from: the spec's ``key_env``
+    variable, else ``given`` (``api_key=``), else ``default_env``."""
+    if "key_env" in opts:
+        env = env_name(str(opts["key_env"]), spec)
+        return os.environ.get(env) or None, env
+    return given or os.environ.get(default_env) or None, default_env
+
+
+def endpoints(target: Target, base_url: str | list[str] | None, env: str) -> list[str | None]:
+    """The spec's own servers, else ``--base-url``, else ``$env``, else the SDK's own."""
+    return list(target.urls) or url_list(base_url) or [os.environ.get(env)]
+
+
+@provider("openai", "openai:MODEL[@URL[,URL...]][,key_env=VAR,detail=low|high|auto|original,"
+                    "max_image_side=N]  (OPENAI_API_KEY; OPENAI_BASE_URL or --base-url)")
 def _openai(target: str, *, spec: str, base_url: str | list[str] | None = None,
             api_key: str | None = None, box_format: str | None = None, timeout_s: float = 120.0,
-            **_: Any):
-    if not target:
+            max_image_side: int | None = None, **_: Any):
+    t = split_target(target, spec)
+    if not t.model:
         raise BackendConfigError("openai needs a model: openai:MODEL, e.g. openai:gpt-4o")
-    key = _key("OPENAI_API_KEY", api_key)
+    opts = take_options(t, OPENAI_OPTIONS, {"box_format": box_format,
+                                            "max_image_side": max_image_side}, spec)
+    key, env = api_key_for(opts, "OPENAI_API_KEY", api_key, spec, "openai")
     if not key:
-        raise BackendConfigError("OPENAI_API_KEY is not set (needed by the openai backend)")
-    urls = url_list(base_url) or [os.environ.get("OPENAI_BASE_URL")]  # [None]: the SDK's own
-    return spread(lambda url: OpenAIChat(target, base_url=url, api_key=key, box_format=box_format,
-                                         spec=spec, timeout_s=timeout_s), urls, spec)
+        raise BackendConfigError(f"{env} is not set (needed by {spec})")
+    image = image_settings(opts, spec, detail=DEFAULT_DETAIL)
+    return spread(lambda url: OpenAIChat(t.model, base_url=url, api_key=key,
+                                         box_format=opts.get("box_format"), spec=spec,
+                                         timeout_s=timeout_s, image=image),
+                  endpoints(t, base_url, "OPENAI_BASE_URL"), spec)
 
 
 def vllm_url(url: str) -> str:
@@ -238,19 +318,28 @@ def vllm_url(url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
-@provider("vllm", "vllm:MODEL@URL[,URL...]  (vLLM OpenAI-compatible servers, calls spread over "
-                  "them; VLLM_API_KEY if they need one)")
+@provider("vllm", "vllm:MODEL@URL[,URL...][,min_pixels=N,max_pixels=N,key_env=VAR]  (vLLM "
+                  "OpenAI-compatible servers, calls spread over them; VLLM_API_KEY if needed)")
 def _vllm(target: str, *, spec: str, base_url: str | list[str] | None = None,
           api_key: str | None = None, box_format: str | None = None, timeout_s: float = 120.0,
-          enable_thinking: bool | None = None, **_: Any):
-    model, _, at = target.partition("@")
-    urls = [u for u in (x.strip() for x in at.split(",")) if u] if at else url_list(base_url)
-    if not model or not urls:
+          enable_thinking: bool | None = None, max_image_side: int | None = None, **_: Any):
+    t = split_target(target, spec)
+    urls = t.urls or url_list(base_url)
+    if not t.model or not urls:
         raise BackendConfigError(
             "vllm needs a model and a server: vllm:MODEL@URL[,URL...], e.g. vllm:Qwen/Qwen3-VL-8B@http://127.0.0.1:8000"
         )
-    key = _key("VLLM_API_KEY", api_key) or "EMPTY"
-    return spread(lambda url: OpenAIChat(model, base_url=url, api_key=key, box_format=box_format,
-                                         spec=spec, timeout_s=timeout_s, vllm=True,
-                                         enable_thinking=enable_thinking),
+    opts = take_options(t, VLLM_OPTIONS, {"box_format": box_format,
+                                          "max_image_side": max_image_side}, spec)
+    key, _env = api_key_for(opts, "VLLM_API_KEY", api_key, spec, "vllm")
+    thinking = opts.get("enable_thinking", enable_thinking)
+    if isinstance(thinking, str):
+        thinking = {"true": True, "false": False}.get(thinking.lower())
+        if thinking is None:
+            raise BackendConfigError(f"enable_thinking in {spec!r} is true or false")
+    image = image_settings(opts, spec)
+    return spread(lambda url: OpenAIChat(t.model, base_url=url, api_key=key or "EMPTY",
+                                         box_format=opts.get("box_format"), spec=spec,
+                                         timeout_s=timeout_s, vllm=True,
+                                         enable_thinking=thinking, image=image),
                   [vllm_url(u) for u in urls], spec)

@@ -29,8 +29,17 @@ from ..engine.backend import Capabilities, ProviderError
 from ..engine.images import data_url
 from ..engine.types import ImagePart, Message, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, provider
-from .openai_chat import OpenAIClientBackend, choice_schema, classify_openai_error
-from .servers import spread, url_list
+from .openai_chat import (
+    DEFAULT_DETAIL,
+    OPENAI_OPTIONS,
+    OpenAIClientBackend,
+    api_key_for,
+    choice_schema,
+    classify_openai_error,
+    endpoints,
+)
+from .options import image_settings, split_target, take_options
+from .servers import spread
 
 # ``incomplete_details.reason`` → finish_reason, in Chat Completions' words
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -40,8 +49,9 @@ _FAILED = {"server_error": "server", "rate_limit_exceeded": "rate_limit"}
 _NO_REASONING = {"gpt-4"}
 
 
-def _message(m: Message) -> dict[str, Any]:
-    """One ``input`` item (an easy input message) for ``m``."""
+def _message(m: Message, image: Any = None) -> dict[str, Any]:
+    """One ``input`` item (an easy input message) for ``m``; ``image`` (``ImageSettings``)
+    resizes images (``max_side``) and sets their ``detail`` (the API's default: auto)."""
     if m.role == "assistant":
         if any(isinstance(p, ImagePart) for p in m.parts):
             raise ProviderError("client", "an assistant turn cannot carry an image")
@@ -55,7 +65,9 @@ def _message(m: Message) -> dict[str, Any]:
         if isinstance(p, TextPart):
             content.append({"type": "input_text", "text": p.text})
         elif isinstance(p, ImagePart):
-            content.append({"type": "input_image", "image_url": data_url(p), "detail": "auto"})
+            content.append({"type": "input_image",
+                            "image_url": data_url(p, getattr(image, "max_side", None)),
+                            "detail": getattr(image, "detail", None) or "auto"})
     return {"role": m.role, "content": content}
 
 
@@ -114,7 +126,7 @@ def read_response(resp: Any) -> tuple[str, str | None, Usage, str | None]:
     else:
         raise ProviderError("malformed", f"unknown response status {status!r}")
     text = "".join(texts)
-    if not text.strip():
+    if not text.strip() and finish != "length":
         why = f" (finish_reason {finish})" if finish not in (None, "stop") else ""
         raise ProviderError("empty", f"the response has no output text{why}")
     usage = Usage()
@@ -138,14 +150,16 @@ class OpenAIResponses(OpenAIClientBackend):
         d = request.decoding
         kw: dict[str, Any] = {
             "model": self.model,
-            "input": [_message(m) for m in request.messages],
+            "input": [_message(m, self.image) for m in request.messages],
             "store": False,
         }
-        if self.profile.sampling_params and d.temperature is not None:
+        sampling = self.profile is None or self.profile.sampling
+        if sampling and d.temperature is not None:
             kw["temperature"] = d.temperature
         if d.max_tokens is not None:
             kw["max_output_tokens"] = d.max_tokens
-        if d.reasoning_effort is not None and self.profile.family not in _NO_REASONING:
+        family = self.profile.name if self.profile is not None else ""
+        if d.reasoning_effort is not None and family not in _NO_REASONING:
             reasoning: dict[str, Any] = {"effort": d.reasoning_effort}
             if d.reasoning_effort != "none":
                 reasoning["summary"] = "auto"
@@ -170,25 +184,29 @@ class OpenAIResponses(OpenAIClientBackend):
             raise classify_openai_error(exc) from exc
         latency = time.perf_counter() - t0
         text, reasoning, usage, finish = read_response(resp)
+        model = resp.get("model") if isinstance(resp, dict) else None
         return Reply(text=text, reasoning=reasoning, usage=usage, latency_s=latency,
-                     finish_reason=finish)
+                     finish_reason=finish,
+                     served={"model": model} if isinstance(model, str) and model else None)
 
 @provider("openai-responses",
-          "openai-responses:MODEL  (Responses API, reasoning summaries; OPENAI_API_KEY; "
-          "OPENAI_BASE_URL or --base-url, repeatable)")
+          "openai-responses:MODEL[@URL[,URL...]][,key_env=VAR,detail=...]  (Responses API, "
+          "reasoning summaries; OPENAI_API_KEY; OPENAI_BASE_URL or --base-url)")
 def _openai_responses(target: str, *, spec: str, base_url: str | list[str] | None = None,
                       api_key: str | None = None, box_format: str | None = None,
-                      timeout_s: float = 120.0, **_: Any):
-    if not target:
+                      timeout_s: float = 120.0, max_image_side: int | None = None, **_: Any):
+    t = split_target(target, spec)
+    if not t.model:
         raise BackendConfigError(
             "openai-responses needs a model: openai-responses:MODEL, e.g. openai-responses:gpt-5-mini"
         )
-    key = api_key or os.environ.get("OPENAI_API_KEY")
+    opts = take_options(t, OPENAI_OPTIONS, {"box_format": box_format,
+                                            "max_image_side": max_image_side}, spec)
+    key, env = api_key_for(opts, "OPENAI_API_KEY", api_key, spec, "openai-responses")
     if not key:
-        raise BackendConfigError(
-            "OPENAI_API_KEY is not set (needed by the openai-responses backend)"
-        )
-    urls = url_list(base_url) or [os.environ.get("OPENAI_BASE_URL")]  # [None]: the SDK's own
-    return spread(lambda url: OpenAIResponses(target, base_url=url, api_key=key,
-                                              box_format=box_format, spec=spec,
-                                              timeout_s=timeout_s), urls, spec)
+        raise BackendConfigError(f"{env} is not set (needed by {spec})")
+    image = image_settings(opts, spec, detail=DEFAULT_DETAIL)
+    return spread(lambda url: OpenAIResponses(t.model, base_url=url, api_key=key,
+                                              box_format=opts.get("box_format"), spec=spec,
+                                              timeout_s=timeout_s, image=image),
+                  endpoints(t, base_url, "OPENAI_BASE_URL"), spec)

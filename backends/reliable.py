@@ -6,7 +6,10 @@
   retried with exponential backoff and jitter; ``Retry-After`` is honoured when the
   provider sends it. A quota-exhausted 429 and other 4xx are not retried.
 - After the last try the Reply carries a typed error; it never raises for a provider failure.
-- Successful non-empty replies are cached; errors and empty replies never are.
+- Successful non-empty replies are cached; errors and empty replies never are. The key holds
+  the backend's serving identity (``identify``/``identity``: its image settings, a vLLM
+  server's served root, a local engine's arguments) and ``cache_tag``, so a new checkpoint
+  behind the same model name never gets an old one's replies.
 - A backend that is a person (``interactive``: ``human``) is never timed out or retried and
   runs at its own ``concurrency`` (one request on screen at a time), whatever the run's
   ``--timeout`` and ``--concurrency``: people are slow, and asking twice is never right.
@@ -39,6 +42,7 @@ class Reliable:
         max_retry_after_s: float = 300.0,
         cache: ReplyCache | None = None,
         seed: int | None = None,
+        cache_tag: str | None = None,
     ):
         if getattr(inner, "interactive", False):
             concurrency, timeout_s, max_attempts = inner.concurrency, None, 1
@@ -52,6 +56,9 @@ class Reliable:
         self.backoff_max_s = backoff_max_s
         self.max_retry_after_s = max_retry_after_s
         self.cache = cache if inner.cacheable else None
+        self.cache_tag = cache_tag
+        self._identity: dict[str, Any] | None = None
+        self._identify_lock = asyncio.Lock()
         self._sem = asyncio.Semaphore(concurrency)
         self._rng = random.Random(seed)
         self.sleep = asyncio.sleep  # the wait between attempts (a test puts a fake clock here)
@@ -64,8 +71,27 @@ class Reliable:
         return getattr(self.inner, name)
 
     def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "concurrency": self.concurrency,
-                "timeout_s": self.timeout_s, "max_attempts": self.max_attempts}
+        out = {**self.inner.describe(), "concurrency": self.concurrency,
+               "timeout_s": self.timeout_s, "max_attempts": self.max_attempts}
+        if self.cache_tag:
+            out["cache_tag"] = self.cache_tag
+        if self._identity and (served := self._identity.get("served")):
+            out["served"] = served
+        return out
+
+    async def identify(self) -> dict[str, Any]:
+        """The serving identity (asked of the backend once: a vLLM server's GET /v1/models),
+        with the cache tag; part of every cache key and of run.json."""
+        if self._identity is None:
+            async with self._identify_lock:
+                if self._identity is None:
+                    ident: dict[str, Any] = {}
+                    if (fn := getattr(self.inner, "identify", None)) is not None:
+                        ident = dict(await fn() or {})
+                    if self.cache_tag:
+                        ident["tag"] = self.cache_tag
+                    self._identity = ident
+        return self._identity
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based)."""
@@ -77,7 +103,12 @@ class Reliable:
     async def complete(self, request: Request) -> Reply:
         key = None
         if self.cache is not None:
-            key = request_key(self.inner.provider, self.inner.model, request)
+            try:
+                identity = await self.identify()
+            except ProviderError as exc:
+                return Reply(error=ErrorInfo(kind=exc.kind, message=exc.message,
+                                             status=exc.status))
+            key = request_key(self.inner.provider, self.inner.model, request, identity)
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats["cache_hits"] += 1
@@ -102,7 +133,9 @@ class Reliable:
                 # asyncio.timeout, not wait_for: no extra task per call (engine overhead)
                 async with asyncio.timeout(self.timeout_s):
                     reply = await self.inner.complete(request)
-                if reply.error is None and not reply.text.strip():
+                if reply.error is None and not reply.text.strip() and not reply.cut:
+                    # a reply cut at a length limit is an answer (reason "length"), not a
+                    # failure to retry: asked again, it stops at the same limit
                     raise ProviderError("empty", "the provider returned no text")
                 if reply.latency_s == 0.0:
                     reply = reply.model_copy(update={"latency_s": time.perf_counter() - t0})

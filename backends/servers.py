@@ -98,6 +98,35 @@ class Spread:
     def server_counts(self) -> list[dict[str, Any]]:
         return [s.counts() for s in self.servers]
 
+    async def identify(self) -> dict[str, Any]:
+        """The servers' one serving identity. A server that does not answer is left out
+        (it is marked down, as a failed call would); servers that serve other weights under
+        one name are refused: their replies would mix two models."""
+        found: list[tuple[str, dict[str, Any]]] = []
+        last: ProviderError | None = None
+        for server in self.servers:
+            fn = getattr(server.backend, "identify", None)
+            if fn is None:
+                return {}
+            try:
+                found.append((server.url, await fn()))
+            except ProviderError as exc:
+                if exc.kind not in DOWN_KINDS:
+                    raise
+                self._down(server)
+                last = exc
+        if not found:
+            assert last is not None
+            raise last
+        first_url, first = found[0]
+        for url, ident in found[1:]:
+            if ident != first:
+                raise BackendConfigError(
+                    f"the servers of {self.spec} serve different models under one name: "
+                    f"{first_url} {first.get('served', first)}, {url} "
+                    f"{ident.get('served', ident)}; give each its own backend")
+        return first
+
     def prepare(self, instances: list) -> None:
         for s in self.servers:
             s.backend.prepare(instances)

@@ -25,16 +25,20 @@ request, so ``vllm-local`` and the ``vllm`` backend answer alike:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
+from ..engine.images import file_digest
 from ..engine.types import Reply, Request, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .openai_chat import chat_messages
+from .options import IMAGE_OPTIONS
 from .vllm_args import check_engine_args, engine_arg_names, parse_target
 
 TOP_LOGPROBS = 5
@@ -44,6 +48,11 @@ OPENAI_DEFAULTS: dict[str, float | int] = {
     "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
     "temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": 0.0,
 }
+#: engine arguments that change what the model replies (vllm/engine/arg_utils.py names)
+REPLY_ARGS = ("revision", "code_revision", "tokenizer", "tokenizer_revision", "tokenizer_mode",
+              "dtype", "quantization", "max_model_len", "chat_template", "mm_processor_kwargs",
+              "hf_overrides", "generation_config", "override_generation_config", "seed",
+              "kv_cache_dtype", "trust_remote_code", "served_model_name")
 INSTALL = "vllm-local needs vLLM 0.31: pip install 'unseen[vllm]' (on a machine with a GPU)"
 
 
@@ -126,11 +135,14 @@ class VLLMLocal(BaseBackend):
     cacheable = True
 
     def __init__(self, model_path: str, *, spec: str, box_format: str | None = None,
-                 engine_args: dict[str, Any] | None = None, api: VllmApi | None = None):
-        super().__init__(model_path, box_format=box_format, spec=spec)
+                 engine_args: dict[str, Any] | None = None, api: VllmApi | None = None,
+                 image: Any = None):
+        args = dict(engine_args or {})
+        image = _with_processor_resize(image, args, spec)
+        super().__init__(model_path, box_format=box_format, spec=spec, image=image)
         self.api = api if api is not None else load_vllm()
         known = engine_arg_names(self.api.AsyncEngineArgs)
-        self.engine_args = check_engine_args(dict(engine_args or {}), known)
+        self.engine_args = check_engine_args(args, known)
         self.reasoning_parser: str | None = self.engine_args.get("reasoning_parser") or None
         self._parser_cls = None
         if self.reasoning_parser:
@@ -152,6 +164,20 @@ class VLLMLocal(BaseBackend):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "engine_args": self.engine_args}
+
+    async def identify(self) -> dict[str, Any]:
+        """What changes this engine's replies (the cache key's serving identity): the engine
+        arguments that do (``REPLY_ARGS``; a chat template file by its digest) and, for a
+        model in a local folder, the names, sizes and times of its files, so new weights
+        in the same folder never get the old ones' replies."""
+        args = {k: self.engine_args[k] for k in REPLY_ARGS if k in self.engine_args}
+        template = args.get("chat_template")
+        if isinstance(template, str) and os.path.isfile(template):
+            args["chat_template"] = "sha256:" + file_digest(template)
+        ident: dict[str, Any] = {**await super().identify(), "engine": args}
+        if os.path.isdir(self.model):
+            ident["files"] = folder_fingerprint(self.model)
+        return ident
 
     async def ready(self) -> None:
         """Start the engine on first use (Reliable calls this outside the per-call timeout).
@@ -202,7 +228,7 @@ class VLLMLocal(BaseBackend):
             renderer = engine.renderer
             tok_params = renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
             _, (engine_input,) = await renderer.render_chat_async(
-                [chat_messages(request)], self.api.ChatParams(chat_template_kwargs=kw), tok_params)
+                [chat_messages(request, self.image)], self.api.ChatParams(chat_template_kwargs=kw), tok_params)
             extra: dict[str, Any] = {}
             if parser is not None:  # as the server: the engine's structured-output gate
                 prompt_ids = engine_input.get("prompt_token_ids") or []
@@ -263,8 +289,49 @@ class VLLMLocal(BaseBackend):
             self._engine = None
 
 
-@provider("vllm-local", "vllm-local:MODEL_PATH[,ENGINE_ARG=VALUE,...]  (vLLM in this process; "
-                        "the vllm extra and a GPU)")
-def _vllm_local(target: str, *, spec: str, box_format: str | None = None, **_: Any) -> VLLMLocal:
+def folder_fingerprint(folder: str) -> str:
+    """A digest of the names, sizes and modification times of a model folder's files (the
+    top level, where weights and configs lie): cheap, and changed by new weights."""
+    h = hashlib.sha256()
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_file():
+            st = entry.stat()
+            h.update(f"{entry.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def _with_processor_resize(image: Any, args: dict[str, Any], spec: str) -> Any:
+    """The image settings with the engine's ``mm_processor_kwargs`` resize, and that resize
+    set from the settings (Qwen2.5-VL's min/max pixels are the processor's, engine-wide)."""
+    from .options import ImageSettings
+
+    image = image or ImageSettings()
+    mm = args.get("mm_processor_kwargs")
+    if mm is not None and not isinstance(mm, dict):
+        raise BackendConfigError(f"mm_processor_kwargs in {spec!r} is a JSON object")
+    mm = dict(mm or {})
+    settings = image.model_dump()
+    for name in ("min_pixels", "max_pixels"):
+        if settings.get(name) is not None:
+            mm[name] = settings[name]
+        elif isinstance(mm.get(name), int):
+            settings[name] = mm[name]
+    if mm:
+        args["mm_processor_kwargs"] = mm
+    return ImageSettings(**settings)
+
+
+@provider("vllm-local", "vllm-local:MODEL_PATH[,ENGINE_ARG=VALUE,...][,min_pixels=N,"
+                        "max_pixels=N,box_format=...]  (vLLM in this process; the vllm extra "
+                        "and a GPU)")
+def _vllm_local(target: str, *, spec: str, box_format: str | None = None,
+                max_image_side: int | None = None, **_: Any) -> VLLMLocal:
+    from .options import image_settings
+
     path, args = parse_target(target)
-    return VLLMLocal(path, spec=spec, box_format=box_format, engine_args=args)
+    ours = {k: args.pop(k) for k in IMAGE_OPTIONS if k in args}
+    opts = {**{k: v for k, v in {"box_format": box_format,
+                                 "max_image_side": max_image_side}.items() if v is not None},
+            **ours}
+    return VLLMLocal(path, spec=spec, box_format=opts.get("box_format"), engine_args=args,
+                     image=image_settings(opts, spec))

@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from .errors import UnseenError
 
-Convention = Literal["pixel", "norm1000", "gemini", "unit", "qwen2.5"]
-CONVENTIONS: tuple[str, ...] = ("pixel", "norm1000", "gemini", "unit", "qwen2.5")
+CONVENTIONS: tuple[str, ...] = ("pixel", "norm1000", "gemini", "unit", "qwen2.5", "qwen3")
 
 # Qwen2.5-VL's preprocessor defaults (REFERENCE.md): sides are multiples of 28 and the
 # total pixel count is kept within [4*28^2, 16384*28^2].
@@ -50,6 +49,125 @@ def smart_resize(
         h_bar = math.ceil(height * beta / factor) * factor
         w_bar = math.ceil(width * beta / factor) * factor
     return h_bar, w_bar
+
+
+def fit_within(width: int, height: int, max_side: int | None) -> tuple[int, int]:
+    """The size an image is sent at when its longer side may be at most ``max_side``:
+    scaled by ``max_side / max(width, height)`` (never up), each side rounded, at least 1."""
+    if not max_side or max(width, height) <= max_side:
+        return width, height
+    s = max_side / max(width, height)
+    return max(1, round(width * s)), max(1, round(height * s))
+
+
+# The JSON key each convention's prompt asks for, and what its numbers measure. A reply that
+# writes another convention's key, or a number outside the range, is a format mismatch: the
+# reply is not in the convention asked, and guessing which it is in is what we never do.
+_KEYS = {"pixel": "box", "norm1000": "box", "unit": "box", "gemini": "box_2d",
+         "qwen2.5": "bbox_2d", "qwen3": "bbox_2d"}
+#: keys that name a convention (the others, ``bbox`` and ``bounding_box``, name none)
+CONVENTION_KEYS = frozenset(_KEYS.values())
+#: native forms without a key, by the conventions whose numbers they are written in:
+#: InternVL's ``<box>[[x1,y1,x2,y2]]</box>`` and Qwen2-VL's ``(x1,y1),(x2,y2)``, both 0-1000
+_NATIVE = {"internvl": frozenset({"norm1000", "qwen3"}), "qwen2": frozenset({"norm1000", "qwen3"})}
+_RANGE = {"norm1000": 1000.0, "gemini": 1000.0, "qwen3": 1000.0, "unit": 1.0}
+PIXEL_SLACK = 1.0  # a pixel box may overshoot its frame by a pixel (an edge rounded out)
+
+
+class Convention(str):
+    """A box convention: its name (this string: ``pixel``, ``norm1000``, ``gemini``,
+    ``unit``, ``qwen2.5``, ``qwen3``) and the backend's image settings its numbers depend on.
+
+    A ``str``, so that every strategy that passes ``backend.box_format`` (plug-ins included)
+    passes these settings with it and nothing guesses them:
+
+    - ``max_side``: the image is sent with its longer side at most this (``fit_within``), so
+      a ``pixel`` box is in the pixels of the image as sent;
+    - ``factor``, ``min_pixels``, ``max_pixels``: Qwen2.5-VL's resize (``smart_resize``) of the
+      image as sent; a ``qwen2.5`` box is in the pixels of that resized input.
+
+    Conversion: original (W, H) → sent (W_s, H_s) = fit_within(W, H, max_side) → the model's
+    frame: pixel (W_s, H_s); qwen2.5 smart_resize(H_s, W_s) = (H', W'); back to the original
+    by x·W/W_frame, y·H/H_frame. The normalized conventions do not depend on the size.
+    """
+
+    max_side: int | None
+    factor: int
+    min_pixels: int
+    max_pixels: int
+
+    def __new__(cls, name: str, *, max_side: int | None = None, factor: int = QWEN25_FACTOR,
+                min_pixels: int = QWEN25_MIN_PIXELS, max_pixels: int = QWEN25_MAX_PIXELS):
+        if name not in CONVENTIONS:
+            raise BoxError(unknown_convention(str(name)))
+        if max_side is not None and max_side < 1:
+            raise BoxError(f"max_side must be a positive number of pixels, got {max_side}")
+        if not (factor >= 1 and 1 <= min_pixels <= max_pixels):
+            raise BoxError(f"bad resize: factor {factor}, min_pixels {min_pixels}, "
+                           f"max_pixels {max_pixels} (need 1 <= min_pixels <= max_pixels)")
+        obj = super().__new__(cls, name)
+        obj.max_side, obj.factor = max_side, factor
+        obj.min_pixels, obj.max_pixels = min_pixels, max_pixels
+        return obj
+
+    @classmethod
+    def of(cls, value: str | Convention) -> Convention:
+        """``value`` as a Convention (a plain name gets the default settings)."""
+        return value if isinstance(value, Convention) else cls(value)
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def key(self) -> str:
+        """The JSON key this convention's prompt asks for."""
+        return _KEYS[self.name]
+
+    def settings(self) -> dict[str, int]:
+        """The settings that are not the defaults (what run.json records beside the name)."""
+        out: dict[str, int] = {}
+        if self.max_side is not None:
+            out["max_side"] = self.max_side
+        if self.name == "qwen2.5":
+            out.update(factor=self.factor, min_pixels=self.min_pixels,
+                       max_pixels=self.max_pixels)
+        return out
+
+    def sent_size(self, width: int, height: int) -> tuple[int, int]:
+        """(W_s, H_s): the size the image is sent at."""
+        return fit_within(int(width), int(height), self.max_side)
+
+    def frame(self, width: int, height: int) -> tuple[float, float]:
+        """The (width, height) the numbers of a box in this convention measure."""
+        if self.name in _RANGE:
+            return _RANGE[self.name], _RANGE[self.name]
+        ws, hs = self.sent_size(width, height)
+        if self.name == "qwen2.5":
+            rh, rw = smart_resize(hs, ws, self.factor, self.min_pixels, self.max_pixels)
+            return float(rw), float(rh)
+        return float(ws), float(hs)
+
+    def accepts(self, source: str) -> bool:
+        """Whether a box written as ``source`` (a JSON key, ``list``, ``internvl``, ``qwen2``)
+        can be in this convention."""
+        if source in CONVENTION_KEYS:
+            return source == self.key
+        if source in _NATIVE:
+            return self.name in _NATIVE[source]
+        return True  # bbox, bounding_box, a bare list: the prompt said which convention
+
+    def out_of_range(self, values: list[float], width: int, height: int) -> str | None:
+        """Why these numbers cannot be a box in this convention, or None."""
+        fw, fh = self.frame(width, height)
+        slack = 0.0 if self.name in _RANGE else PIXEL_SLACK
+        xs, ys = (values[1::2], values[0::2]) if self.name == "gemini" else \
+            (values[0::2], values[1::2])
+        for v, top in [*((x, fw) for x in xs), *((y, fh) for y in ys)]:
+            if v < -slack or v > top + slack:
+                return (f"{v:g} is outside the {self.name} range 0-{top:g}"
+                        + (f" ({width}x{height} image)" if not slack == 0.0 else ""))
+        return None
 
 
 class Box(BaseModel):
@@ -187,44 +305,50 @@ class Box(BaseModel):
     def to_convention(
         self, convention: str, width: int, height: int, **qwen_kwargs: int
     ) -> list[float]:
-        """This box written the way a model of ``convention`` would write it."""
+        """This box written the way a model of ``convention`` would write it (``width`` x
+        ``height``: the original image; the convention's settings say how it was sent)."""
+        conv = _convention(convention, qwen_kwargs)
         w, h = float(width), float(height)
-        if convention == "pixel":
-            return self.to_list()
-        if convention == "norm1000":
-            return [self.x1 / w * 1000, self.y1 / h * 1000, self.x2 / w * 1000, self.y2 / h * 1000]
-        if convention == "gemini":
-            return [self.y1 / h * 1000, self.x1 / w * 1000, self.y2 / h * 1000, self.x2 / w * 1000]
-        if convention == "unit":
-            return [self.x1 / w, self.y1 / h, self.x2 / w, self.y2 / h]
-        if convention == "qwen2.5":
-            rh, rw = smart_resize(height, width, **qwen_kwargs)
-            sx, sy = rw / w, rh / h
-            return [self.x1 * sx, self.y1 * sy, self.x2 * sx, self.y2 * sy]
-        raise BoxError(unknown_convention(convention))
+        fw, fh = conv.frame(width, height)
+        vals = [self.x1 / w * fw, self.y1 / h * fh, self.x2 / w * fw, self.y2 / h * fh]
+        if conv.name == "gemini":  # y first
+            return [vals[1], vals[0], vals[3], vals[2]]
+        return vals
 
     @classmethod
     def from_convention(
         cls, values: list[float], convention: str, width: int, height: int, **qwen_kwargs: int
     ) -> Box:
-        """Read four numbers written in ``convention`` into a pixel box of the original image."""
+        """Read four numbers written in ``convention`` into a pixel box of the original image:
+        x·W/W_frame, y·H/H_frame (``Convention.frame``; Gemini's are y first)."""
+        conv = _convention(convention, qwen_kwargs)
         if len(values) != 4:
             raise BoxError(f"a box needs four numbers, got {len(values)}")
         a, b, c, d = (float(v) for v in values)
+        if conv.name == "gemini":
+            a, b, c, d = b, a, d, c
         w, h = float(width), float(height)
-        if convention == "pixel":
-            return cls.of([a, b, c, d])
-        if convention == "norm1000":
-            return cls.of([a / 1000 * w, b / 1000 * h, c / 1000 * w, d / 1000 * h])
-        if convention == "gemini":
-            return cls.of([b / 1000 * w, a / 1000 * h, d / 1000 * w, c / 1000 * h])
-        if convention == "unit":
-            return cls.of([a * w, b * h, c * w, d * h])
-        if convention == "qwen2.5":
-            rh, rw = smart_resize(height, width, **qwen_kwargs)
-            return cls.of([a * w / rw, b * h / rh, c * w / rw, d * h / rh])
-        raise BoxError(unknown_convention(convention))
+        fw, fh = conv.frame(width, height)
+        return cls.of([a * w / fw, b * h / fh, c * w / fw, d * h / fh])
+
+
+def _convention(convention: str, qwen_kwargs: dict[str, int]) -> Convention:
+    if qwen_kwargs:
+        base = Convention.of(convention)
+        return Convention(base.name, max_side=base.max_side, **{
+            "factor": base.factor, "min_pixels": base.min_pixels,
+            "max_pixels": base.max_pixels, **qwen_kwargs})
+    return Convention.of(convention)
 
 
 def unknown_convention(name: str) -> str:
     return f"unknown box convention {name!r}; choose one of {', '.join(CONVENTIONS)}"
+
+
+def no_convention(model: str) -> str:
+    """The one line that refuses a box strategy for a model whose box convention no model
+    profile gives (``backends/profiles.toml``)."""
+    return (f"no model profile knows {model!r}, so the box convention to ask it for is "
+            f"unknown: give it with --box-format ({', '.join(CONVENTIONS)}) or box_format=... "
+            "in the backend spec, or add the model to a profile file (--profiles FILE, TOML "
+            "[[profile]] with pattern and box_format; see README, 'Model profiles')")

@@ -31,8 +31,10 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("unseen"))
 
 
-def canonical_request(backend: str, model: str, request: Request) -> dict[str, Any]:
-    """The request as the cache sees it: image bytes replaced by their digest."""
+def canonical_request(backend: str, model: str, request: Request,
+                      serving: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The request as the cache sees it: image bytes replaced by their digest, with the
+    backend's serving identity (``serving``: what shapes replies beyond the request)."""
     messages = []
     for m in request.messages:
         parts: list[dict[str, Any]] = []
@@ -51,12 +53,15 @@ def canonical_request(backend: str, model: str, request: Request) -> dict[str, A
     }
     if request.draw:  # absent when unset, so keys made before the field stay valid
         out["draw"] = request.draw
+    if serving:  # likewise
+        out["serving"] = serving
     return out
 
 
-def request_key(backend: str, model: str, request: Request) -> str:
-    blob = json.dumps(canonical_request(backend, model, request), sort_keys=True,
-                      separators=(",", ":"))
+def request_key(backend: str, model: str, request: Request,
+                serving: dict[str, Any] | None = None) -> str:
+    blob = json.dumps(canonical_request(backend, model, request, serving), sort_keys=True,
+                      separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

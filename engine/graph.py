@@ -68,6 +68,9 @@ class StrategySpec:
     benchmark: str = "scenefunri"
     asks: frozenset[str] = frozenset({"box"})
     iterates: Iterates | None = None
+    # what the strategy needs of a backend beyond an answer (``Capabilities`` field names,
+    # e.g. ``logprobs`` for a confidence stop): refused before any call where it is missing
+    needs: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
@@ -86,13 +89,34 @@ def backend_of(config: RunnableConfig) -> Backend:
     return config["configurable"]["backend"]
 
 
+#: Why a reply the model gave could not be used (``Parsed.reason``; the trajectory's error
+#: kind): no readable answer (``parse``), an answer in another convention than the one asked
+#: (``format_mismatch``), several answers and none stated (``ambiguous``), or a reply cut at a
+#: length limit before its answer (``length``, set by the node from the reply's finish reason).
+ANSWER_REASONS = ("parse", "format_mismatch", "ambiguous", "length")
+
+
 @dataclass
 class Parsed:
-    """What a parse function makes of a reply."""
+    """What a parse function makes of a reply: a value, or an error and its reason (one of
+    :data:`ANSWER_REASONS`; ``parse`` when not given)."""
 
     value: Any = None
     error: str | None = None  # why the reply could not be used (the model's fault)
     region: list[float] | None = None
+    reason: str | None = None
+
+
+def unusable(parsed: Parsed, reply: Reply) -> ErrorInfo:
+    """The error of a reply that could not be used: its parse reason, or ``length`` when the
+    reply stopped at a length limit with no readable answer (a cut reply is never a parse
+    failure: the answer may have come after the cut)."""
+    kind = parsed.reason or "parse"
+    if reply.cut and kind in ("parse", "ambiguous"):
+        kind = "length"
+        return ErrorInfo(kind=kind, message=f"the reply stopped at a length limit "
+                         f"(finish_reason {reply.finish_reason}): {parsed.error}")
+    return ErrorInfo(kind=kind, message=parsed.error or "the reply could not be used")
 
 
 BuildRequest = Callable[[StrategyState, Backend], Request]
@@ -145,8 +169,7 @@ def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) 
         if reply.error is not None:
             return {"steps": [step], "status": "unanswered", "error": reply.error}
         if parsed.error is not None:
-            err = ErrorInfo(kind="parse", message=parsed.error)
-            return {"steps": [step], "status": "unanswered", "error": err}
+            return {"steps": [step], "status": "unanswered", "error": unusable(parsed, reply)}
         return {"steps": [step], **update(state, step, parsed)}
 
     node.__name__ = name

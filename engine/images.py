@@ -69,14 +69,46 @@ def file_digest(path: str) -> str:
     return _digest(path, *_stat(path))
 
 
-def part_bytes(part: ImagePart) -> tuple[bytes, str]:
-    """The bytes a provider receives for this part, and their MIME type."""
+def part_bytes(part: ImagePart, max_side: int | None = None) -> tuple[bytes, str]:
+    """The bytes a provider receives for this part, and their MIME type; with ``max_side``,
+    an image whose longer side is longer is resized to fit (``engine.box.fit_within``, the
+    size the box conventions assume) and encoded again in its own format."""
     if part.overlay is None:
-        return _read(part.path, *_stat(part.path)), mime_type(part.path)
-    if _overlay_renderer is None:
-        raise RuntimeError("an overlay was requested but no overlay renderer is registered")
-    mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
-    return _overlay_renderer(part.path, part.overlay), mime
+        data, mime = _read(part.path, *_stat(part.path)), mime_type(part.path)
+    else:
+        if _overlay_renderer is None:
+            raise RuntimeError("an overlay was requested but no overlay renderer is registered")
+        mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
+        data = _overlay_renderer(part.path, part.overlay)
+    if max_side is None:
+        return data, mime
+    return _fitted(max_side, mime, data)
+
+
+@lru_cache(maxsize=64)
+def _fitted(max_side: int, mime: str, data: bytes) -> tuple[bytes, str]:
+    """``data`` fitted within ``max_side`` (as it is when it fits); JPEG stays JPEG, any
+    other format is sent as PNG once resized."""
+    import io
+
+    from PIL import Image
+
+    from .box import fit_within
+
+    with Image.open(io.BytesIO(data)) as im:
+        size = fit_within(im.width, im.height, max_side)
+        if size == (im.width, im.height):
+            return data, mime
+        small = im.convert("RGB" if mime == "image/jpeg" else "RGBA").resize(
+            size, Image.Resampling.LANCZOS)
+    buf = io.BytesIO()
+    if mime == "image/jpeg":
+        small.save(buf, "JPEG", quality=95)
+    else:
+        small.save(buf, "PNG")
+        mime = "image/png"
+    return buf.getvalue(), mime
+
 
 
 def part_digest(part: ImagePart) -> str:
@@ -88,8 +120,8 @@ def part_digest(part: ImagePart) -> str:
     return hashlib.sha256(f"{base}|{spec}".encode()).hexdigest()
 
 
-def data_url(part: ImagePart) -> str:
-    data, mime = part_bytes(part)
+def data_url(part: ImagePart, max_side: int | None = None) -> str:
+    data, mime = part_bytes(part, max_side)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from .backend import Backend
 from .benchmark import Plan, WorkItem
+from .box import no_convention
 from .errors import UnseenError
 from .graph import StrategySpec
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
@@ -56,7 +57,16 @@ def check_pairing(strategies: list[StrategySpec], backends: list[Backend], bench
         if s.benchmark not in accepts:
             raise PairingError(f"strategy {s.label!r} reads {s.benchmark} instances; this run "
                                f"is on {benchmark} data")
+    boxes = [s for s in strategies if "box" in s.asks]
     for b in backends:
+        if boxes and getattr(b, "box_format", "") is None:  # conventions are never guessed
+            raise PairingError(no_convention(b.model))
+        for s in strategies:
+            missing = sorted(getattr(s, "needs", frozenset()) - capabilities(b))
+            if missing:
+                raise PairingError(
+                    f"strategy {s.label!r} needs {', '.join(missing)}, which backend "
+                    f"{b.spec!r} does not return; {NEEDS_HINT.get(missing[0], '')}".rstrip("; "))
         can = getattr(b, "answers", None)
         if can is None:
             continue
@@ -69,14 +79,27 @@ def check_pairing(strategies: list[StrategySpec], backends: list[Backend], bench
                     f"{', '.join(missing)}")
 
 
+#: what a strategy can do instead, by the capability it needs and a backend lacks
+NEEDS_HINT = {"logprobs": "use votes=N (the vote share is the confidence) or a backend that "
+                          "returns log-probabilities (openai, vllm, vllm-local, gemini)"}
+
+
+def capabilities(backend: Backend) -> frozenset[str]:
+    """The names of what a backend returns natively (``Capabilities``' true fields)."""
+    caps = getattr(backend, "capabilities", None)
+    if caps is None:
+        return frozenset()
+    return frozenset(k for k, v in caps.model_dump().items() if v is True)
+
+
 def trajectory_key(instance_id: str, strategy: str, backend: str, sample: int) -> str:
     blob = json.dumps([instance_id, strategy, backend, sample], separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-# Error kinds that are answers, not failures: a reply that could not be parsed is the
-# model's answer, a person's "can't tell" a choice.
-ANSWERS = ("parse", "skipped")
+# Error kinds that are answers, not failures: a reply that could not be used is the model's
+# answer (engine.graph.ANSWER_REASONS), a person's "can't tell" a choice.
+ANSWERS = ("parse", "format_mismatch", "ambiguous", "length", "skipped")
 
 
 @dataclass

@@ -135,6 +135,8 @@ ErrorKind = Literal[
     "config",  # missing key, unknown model, missing dependency
     "internal",  # a bug in unseen or a strategy
     "skipped",  # a person said "can't tell": unanswered, not an error, not retried
+    # a reply the model gave that could not be used (engine.graph.ANSWER_REASONS): final
+    "parse", "format_mismatch", "ambiguous", "length",
 ]
 RETRYABLE: frozenset[str] = frozenset(
     {"rate_limit", "server", "timeout", "connection", "malformed", "empty"}
@@ -158,6 +160,12 @@ class Usage(BaseModel):
     reasoning_tokens: int = 0
 
 
+#: ``finish_reason`` values that mean the reply stopped at a length limit: Chat Completions'
+#: and vLLM's ``length``, Gemini's ``MAX_TOKENS``, the Responses API's incomplete reason
+#: ``max_output_tokens`` (openai_responses maps it to ``length``)
+LENGTH_STOPS = frozenset({"length", "max_tokens", "max_output_tokens"})
+
+
 class Reply(BaseModel):
     model_config = ConfigDict(frozen=True)
     text: str = ""
@@ -168,10 +176,18 @@ class Reply(BaseModel):
     cached: bool = False
     logprobs: list[dict[str, Any]] | None = None  # per output token: token, logprob, top
     error: ErrorInfo | None = None
+    # what the provider says it served: the response's model and system_fingerprint
+    # (OpenAI), model_version (Gemini), a vLLM server's root and max_model_len
+    served: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def cut(self) -> bool:
+        """Whether the reply stopped at a length limit (:data:`LENGTH_STOPS`)."""
+        return (self.finish_reason or "").lower() in LENGTH_STOPS
 
 
 # --- what the journal keeps --------------------------------------------------------------

@@ -25,8 +25,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..engine.box import Box, BoxError
-from ..engine.boxtext import BoxParseError, json_values, parse_box, strip_fences
+from ..engine.box import Box, BoxError, Convention
+from ..engine.boxtext import BoxParseError, find_box, json_values, strip_fences
 from ..engine.graph import Parsed, user_message
 from ..engine.oracle import BoxTruth, CellsTruth, ChoiceTruth, Cue
 from ..engine.types import AnswerSpec, Decoding, ImagePart, Instance, Message, TextPart
@@ -76,15 +76,31 @@ def decoding(params: Any, **overrides: Any) -> Decoding:
 
 def read_box(text: str, convention: str, width: int, height: int) -> Parsed:
     """A reply's box in pixels of a ``width`` x ``height`` frame, or why there is none:
-    parsed in the backend's ``convention``, converted, clipped to the frame."""
+    the last box written (``engine.boxtext.find_box``), checked against the backend's
+    ``convention`` (``backend.box_format``, an ``engine.box.Convention`` with the backend's
+    image settings), converted, clipped to the frame.
+
+    A box written in another convention's form (a ``bbox_2d`` key where ``box`` was asked)
+    or with a number outside the convention's range (past 1000 in a 0-1000 convention) is
+    never rescaled by guess: it is unusable with reason ``format_mismatch``."""
+    conv = Convention.of(convention)
     try:
-        values = parse_box(text)
+        found = find_box(text)
     except BoxParseError as exc:
         return Parsed(error=str(exc))
+    values = found.values
+    if not conv.accepts(found.source):
+        written = {"list": "a bare list", "internvl": "InternVL's <box>[[...]]</box>",
+                   "qwen2": "Qwen2-VL's (x1,y1),(x2,y2)"}.get(found.source, repr(found.source))
+        return Parsed(error=f"the box {values} is written as {written}, not the "
+                            f"{conv.key!r} the {conv.name} prompt asked for",
+                      reason="format_mismatch")
+    if (why := conv.out_of_range(values, width, height)) is not None:
+        return Parsed(error=f"the box {values}: {why}", reason="format_mismatch")
     try:
-        box = Box.from_convention(values, convention, width, height).clip(width, height)
+        box = Box.from_convention(values, conv, width, height).clip(width, height)
     except BoxError as exc:
-        return Parsed(error=f"invalid box {values} ({convention}): {exc}")
+        return Parsed(error=f"invalid box {values} ({conv.name}): {exc}")
     return Parsed(value=box.to_list(), region=box.to_list())
 
 

@@ -23,5 +23,11 @@ def render(name: str, **fields: object) -> str:
 
 
 def box_format_text(convention: str, width: int, height: int) -> str:
-    """The sentence telling the model the box convention it must answer in."""
-    return render(f"box/{convention}", width=width, height=height)
+    """The sentence telling the model the box convention it must answer in; ``width`` x
+    ``height`` is the image's own size, stated as the size it is sent at (a pixel box is in
+    the pixels the model sees: ``engine.box.Convention.sent_size``)."""
+    from ..engine.box import Convention
+
+    conv = Convention.of(convention)
+    w, h = conv.sent_size(width, height)
+    return render(f"box/{conv.name}", width=w, height=h)

@@ -43,6 +43,7 @@ class Entry:
     benchmark: str = "scenefunri"
     asks: Callable[[Any], set[str]] = lambda p: {"box"}
     iterates: Iterates | None = None
+    needs: Callable[[Any], set[str]] = lambda p: set()
 
 
 STRATEGIES: Registry[Entry] = Registry(ENTRY_POINT_GROUP, "strategy")
@@ -58,6 +59,7 @@ def strategy(
     benchmark: str = "scenefunri",
     asks: Callable[[Any], set[str]] = lambda p: {"box"},
     iterates: Iterates | None = None,
+    needs: Callable[[Any], set[str]] = lambda p: set(),
 ) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Register ``build(params) -> StateGraph`` under ``name``.
 
@@ -66,12 +68,14 @@ def strategy(
     ``task`` of their truth, ``Request.oracle``: ``box``, ``choice``, ``cells``, ...), so a
     respondent without a model that cannot give them is refused before the run;
     ``iterates`` says how its steps read as iterations when it narrows a region step by step
-    (see ``engine.graph.Iterates``).
+    (see ``engine.graph.Iterates``); ``needs(params)`` what it needs a backend to return
+    beyond an answer (``Capabilities`` names: ``logprobs``), refused before the run where a
+    backend lacks it.
     """
 
     def deco(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
         STRATEGIES[name] = Entry(name, params, build, summary or (build.__doc__ or "").strip(),
-                                recursion_limit, benchmark, asks, iterates)
+                                recursion_limit, benchmark, asks, iterates, needs)
         return build
 
     return deco
@@ -114,5 +118,5 @@ def build(spec: str | tuple[str, dict[str, Any]]) -> StrategySpec:
         graph = entry.build(params).compile()
         _COMPILED[key] = StrategySpec(name, params, graph, entry.recursion_limit(params),
                                       entry.benchmark, frozenset(entry.asks(params)),
-                                      entry.iterates)
+                                      entry.iterates, frozenset(entry.needs(params)))
     return _COMPILED[key]

@@ -437,15 +437,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
         if path in ("/v1/models", "/models"):
-            self._send_json(
-                200,
-                {
-                    "object": "list",
-                    "data": [
-                        {"id": FAKE_MODEL_ID, "object": "model", "created": 0, "owned_by": "fake"}
-                    ],
-                },
-            )
+            # vLLM's ModelCard (vllm/entrypoints/openai/engine/protocol.py): id, object,
+            # created, owned_by, root (the weights it loaded), parent, max_model_len
+            data = [{"id": FAKE_MODEL_ID, "object": "model", "created": 0, "owned_by": "fake"}]
+            data += [{"id": name, "object": "model", "created": 0, "owned_by": "vllm",
+                      "root": name, "parent": None, "max_model_len": 32768, **fields}
+                     for name, fields in self.server.provider.models.items()]
+            self.server.provider.models_calls += 1
+            self._send_json(200, {"object": "list", "data": data})
         else:
             self._not_found()
 
@@ -529,6 +528,15 @@ class FakeProvider:
         self._stop = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        # the models GET /v1/models lists as a vLLM server does (``serve``); kept by reset
+        self.models: dict[str, dict[str, Any]] = {}
+        self.models_calls = 0
+
+    def serve(self, model: str, **fields: Any) -> FakeProvider:
+        """List ``model`` in GET /v1/models, as a vLLM server lists what it serves
+        (``root``: the weights it loaded, default the name; ``max_model_len``: 32768)."""
+        self.models[model] = fields
+        return self
 
     # ------------------------------------------------------------- scripting
     def script(self, *behaviours: Behaviour) -> None:

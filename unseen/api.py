@@ -86,6 +86,41 @@ def _check_specs(specs: list[str]) -> None:
                        "(for the simulator, e.g. sim:default,seed=1 and sim:default,seed=2)")
 
 
+#: providers whose servers ``--base-url`` gives when a spec names none of its own
+_BASE_URL_PROVIDERS = ("openai", "openai-responses", "vllm")
+
+
+def _check_base_urls(specs: list[str], base_url: str | Sequence[str] | None) -> None:
+    """Several ``--base-url`` servers are one model's: refuse them for several models,
+    whose calls would go to each other's endpoints."""
+    from .backends.servers import url_list
+
+    if len(url_list(base_url)) < 2:
+        return
+    users = [s for s in specs if s.partition(":")[0] in _BASE_URL_PROVIDERS
+             and "@" not in s.partition(":")[2]]
+    models = sorted({s.partition(":")[2].split(",")[0] for s in users})
+    if len(models) > 1:
+        raise RunError(f"--base-url gives {len(url_list(base_url))} servers, which spread one "
+                       f"model's calls, but {len(models)} backends use them ({', '.join(users)}"
+                       "): give each backend its own endpoint in its spec, e.g. "
+                       "openai:MODEL@URL,key_env=VAR")
+
+
+async def _identify(client: Any) -> None:
+    """Ask a backend what it serves before the run (a vLLM server's GET /v1/models); a
+    server that cannot say is one line, not a run of failed calls."""
+    from .engine.backend import ProviderError
+
+    fn = getattr(client, "identify", None)
+    if fn is None:
+        return
+    try:
+        await fn()
+    except ProviderError as exc:
+        raise RunError(f"{client.spec}: {exc.message}") from None
+
+
 def _check_clients(clients: list, processes: int) -> None:
     same = [c.spec for c in clients if [d.spec for d in clients].count(c.spec) > 1]
     if same:  # two spellings of one backend (a person on two ports)
@@ -110,6 +145,9 @@ async def run_async(
     cache_dir: str | Path | None = None,
     box_format: str | None = None,
     base_url: str | Sequence[str] | None = None,
+    max_image_side: int | None = None,
+    profiles: str | Path | None = None,
+    cache_tag: str | None = None,
     timeout_s: float = settings.DEFAULT_TIMEOUT_S,
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
@@ -134,8 +172,10 @@ async def run_async(
     specs = bench.strategies(request)  # a bad strategy: refused before anything connects
     connect_options = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
-                       "base_url": base_url}
+                       "base_url": base_url, "max_image_side": max_image_side,
+                       "profiles": profiles, "cache_tag": cache_tag}
     _check_specs(request.backends)
+    _check_base_urls(request.backends, base_url)
     reply_cache = ReplyCache(cache_dir) if cache else None
     clients: list = []
     try:
@@ -143,6 +183,8 @@ async def run_async(
                    for b in request.backends]
         _check_clients(clients, processes)
         check_pairing(specs, clients, bench.name, bench.accepts)  # before anything is written
+        for c in clients:  # what each server says it serves: cache keys and run.json
+            await _identify(c)
         run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
         run = RunDir(run_dir)
         with hold(run_dir, run_label):  # before any file: one process per run directory

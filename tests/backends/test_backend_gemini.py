@@ -391,20 +391,29 @@ async def test_malformed_then_success(fp, instances, ask):
     assert len(fp.requests) == 2
 
 
-@pytest.mark.parametrize("variant", ["empty-text", "blank-text", "thought-only"])
+@pytest.mark.parametrize("variant", ["empty-text", "blank-text"])
 @module_loop
 async def test_empty_reply_is_typed_empty(variant, fp, instances, ask):
-    if variant == "thought-only":
-        fp.default = Raw(json.dumps({
-            "candidates": [{"content": {"role": "model", "parts": [
-                {"text": "hmm, thinking", "thought": True}]}, "finishReason": "MAX_TOKENS"}],
-            "usageMetadata": {"promptTokenCount": 5, "thoughtsTokenCount": 50},
-        }).encode())
-    else:
-        fp.default = Reply("" if variant == "empty-text" else "  \n")
+    fp.default = Reply("" if variant == "empty-text" else "  \n")
     reply = await ask(image_request(instances[0]), max_attempts=2)
     assert_failed(reply, "empty", attempts=2)  # empty replies are retried
     assert len(fp.requests) == 2
+
+
+@module_loop
+async def test_thoughts_cut_at_max_tokens_are_a_length_stop_not_retried(fp, instances, ask):
+    """Gemini stopped at MAX_TOKENS while thinking: the reply has no answer text, and asked
+    again it stops at the same limit: it is the reply (the strategy's reason ``length``),
+    never an ``empty`` failure retried."""
+    fp.default = Raw(json.dumps({
+        "candidates": [{"content": {"role": "model", "parts": [
+            {"text": "hmm, thinking", "thought": True}]}, "finishReason": "MAX_TOKENS"}],
+        "usageMetadata": {"promptTokenCount": 5, "thoughtsTokenCount": 50},
+    }).encode())
+    reply = await ask(image_request(instances[0]), max_attempts=2)
+    assert reply.ok and reply.text == "" and reply.cut
+    assert reply.finish_reason == "MAX_TOKENS" and reply.reasoning == "hmm, thinking"
+    assert len(fp.requests) == 1
 
 
 # --------------------------------------------------------------------------- end to end

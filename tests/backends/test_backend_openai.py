@@ -45,6 +45,7 @@ def _no_ambient_env(monkeypatch):
 def spec_of(kind: str, fp: FakeProvider, model: str | None = None) -> str:
     if kind == "openai":
         return f"openai:{model or 'gpt-4o'}"
+    fp.serve(model or VLLM_MODEL)
     return f"vllm:{model or VLLM_MODEL}@{fp.url}"
 
 
@@ -61,6 +62,7 @@ def spec_and_url(kind: str, fp: FakeProvider) -> tuple[str, str | None]:
     """Backend spec and ``base_url`` for ``unseen.run``."""
     if kind == "openai":
         return "openai:gpt-4o", fp.openai_base_url
+    fp.serve(VLLM_MODEL)
     return f"vllm:{VLLM_MODEL}@{fp.url}", None
 
 
@@ -116,7 +118,9 @@ def prompt_of(body: dict) -> str:
 @pytest.mark.parametrize("kind", KINDS)
 def test_direct_request_shape(kind, fp, sample_data, instances, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    fp.default = Reply('{"box": [100, 200, 300, 400]}')
+    # each in the key its profile asks for: gpt-4o {"box"} 0-1000, Qwen3-VL {"bbox_2d"} 0-1000
+    key, convention_name = ("box", "norm1000") if kind == "openai" else ("bbox_2d", "qwen3")
+    fp.default = Reply(json.dumps({key: [100, 200, 300, 400]}))
     spec, base_url = spec_and_url(kind, fp)
     res = unseen.run(sample_data, ["direct"], [spec], out=tmp_path / "run", base_url=base_url,
                      limit=1, cache=False, progress=False, **FAST)
@@ -132,7 +136,7 @@ def test_direct_request_shape(kind, fp, sample_data, instances, tmp_path, monkey
     assert image_bytes(body) == [Path(inst.image).read_bytes()]
     prompt = prompt_of(body)
     assert inst.text["instruction"] in prompt
-    convention = box_format_text("norm1000", inst.width, inst.height)
+    convention = box_format_text(convention_name, inst.width, inst.height)
     assert convention in prompt and "0-1000" in convention
     # deterministic decoding, nothing else asked for
     assert body["temperature"] == 0
@@ -436,7 +440,8 @@ def test_run_end_to_end(kind, fp, sample_data, instances, tmp_path, monkeypatch)
             return Reply("I don't know")
         if i == FAILING:
             return Error(500)
-        return Reply(json.dumps({"box": ANSWERED[i]}), reasoning=f"thought {i}",
+        key = "box" if kind == "openai" else "bbox_2d"  # as each profile asks
+        return Reply(json.dumps({key: ANSWERED[i]}), reasoning=f"thought {i}",
                      reasoning_tokens=2)
 
     fp.default = behave

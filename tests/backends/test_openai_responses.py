@@ -192,7 +192,7 @@ async def test_two_turn_dialogue_input_layout(fp, instances, ask):
     assert system == {"role": "system", "content": "You locate things."}
     assert first["role"] == "user"
     assert [p["type"] for p in first["content"]] == ["input_image", "input_text"]
-    assert first["content"][0]["detail"] == "auto"
+    assert first["content"][0]["detail"] == "high"  # the stated default (DEFAULT_DETAIL)
     assert first["content"][1] == {"type": "input_text", "text": "Where is it?"}
     # prior assistant turns go as plain text, never as input_text parts
     assert answer == {"role": "assistant", "content": '{"box": [1, 2, 3, 4]}'}
@@ -240,14 +240,19 @@ async def test_incomplete_finish_reason_and_usage(finish, fp, instances, ask):
 
 
 @module_loop
-async def test_reasoning_only_when_cut_short_is_empty(fp, instances, ask):
+async def test_reasoning_only_when_cut_short_is_a_length_stop_not_retried(fp, instances, ask):
+    """Cut at max_output_tokens while reasoning: no answer text, and asked again it stops at
+    the same limit, so it is the reply (finish_reason length, the strategy's reason
+    ``length``), never an ``empty`` failure retried (issue 23: cut replies are their own
+    reason)."""
     body = response_body([{"id": "rs", "type": "reasoning",
                            "summary": [{"type": "summary_text", "text": "thinking"}]}],
                          status="incomplete", incomplete_details={"reason": "max_output_tokens"})
     fp.default = Raw(body)
     reply = await ask(image_request(instances[0]), max_attempts=2)
-    assert_failed(reply, "empty", attempts=2)
-    assert "length" in reply.error.message
+    assert reply.ok and reply.text == "" and reply.cut
+    assert reply.finish_reason == "length" and reply.reasoning == "thinking"
+    assert len(fp.requests) == 1
 
 
 # ------------------------------------------------------------------ failures and retries

@@ -23,7 +23,8 @@ from unseen.engine.types import Reply as EngineReply
 
 FAST = {"backoff_base_s": 0.01}
 MODEL = "Qwen/Qwen3-VL-8B"
-BOX = '{"box": [100, 200, 300, 400]}'
+BOX = '{"bbox_2d": [100, 200, 300, 400]}'  # as Qwen3-VL's profile asks (qwen3)
+BOX_OPENAI = '{"box": [100, 200, 300, 400]}'  # as gpt-4o's asks (norm1000)
 REQ = Request(messages=[Message(role="user", parts=[TextPart(text="hi")])])
 
 
@@ -202,7 +203,8 @@ def killed_after(fp: FakeProvider, n: int):
 def test_one_server_killed_mid_run_every_trajectory_answered(sample_data, tmp_path, run_main,
                                                              monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    with FakeProvider() as a, FakeProvider() as b, FakeProvider() as c:
+    with FakeProvider().serve(MODEL) as a, FakeProvider().serve(MODEL) as b, \
+            FakeProvider().serve(MODEL) as c:
         a_url = a.url + "/v1"  # a's address, before it dies
         a.default = killed_after(a, 3)
         b.default = c.default = Reply(BOX, delay=0.02)
@@ -232,7 +234,7 @@ def test_one_server_killed_mid_run_every_trajectory_answered(sample_data, tmp_pa
 
 def test_base_url_repeated_spreads_an_openai_backend(sample_data, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with FakeProvider(Reply(BOX)) as a, FakeProvider(Reply(BOX)) as b:
+    with FakeProvider(Reply(BOX_OPENAI)) as a, FakeProvider(Reply(BOX_OPENAI)) as b:
         res = unseen.run(sample_data, ["direct"], ["openai:gpt-4o"], out=tmp_path / "r",
                          base_url=[a.openai_base_url, b.openai_base_url], limit=6,
                          cache=False, progress=False, concurrency=2, **FAST)
@@ -249,7 +251,7 @@ def _stable(row: dict) -> dict:
 
 def test_journal_and_cache_do_not_depend_on_which_server_answered(sample_data, tmp_path):
     cache = tmp_path / "cache"
-    with FakeProvider() as a, FakeProvider() as b:
+    with FakeProvider().serve(MODEL) as a, FakeProvider().serve(MODEL) as b:
         spec = f"vllm:{MODEL}@{a.url},{b.url}"
         journals = []
         for name, (down, up) in {"a-down": (a, b), "b-down": (b, a)}.items():
@@ -265,14 +267,14 @@ def test_journal_and_cache_do_not_depend_on_which_server_answered(sample_data, t
         a.reset(Reply(BOX))
         unseen.run(sample_data, ["direct"], [spec], out=tmp_path / "fill", limit=4,
                    cache_dir=cache, progress=False, **FAST)
-    with FakeProvider(Error(500)) as other:
+    with FakeProvider(Error(500)).serve(MODEL) as other:
         res = unseen.run(sample_data, ["direct"], [f"vllm:{MODEL}@{other.url}"],
                          out=tmp_path / "read", limit=4, cache_dir=cache, progress=False, **FAST)
         assert res.answered == 4 and res.cache_hits == 4 and other.requests == []
 
 
 def test_dead_server_from_the_start(sample_data, tmp_path):
-    with FakeProvider(Reply(BOX)) as b:
+    with FakeProvider(Reply(BOX)).serve(MODEL) as b:
         spec = f"vllm:{MODEL}@http://127.0.0.1:{unused_port()},{b.url}"
         res = unseen.run(sample_data, ["direct"], [spec], out=tmp_path / "r", limit=5,
                          cache=False, progress=False, **FAST)

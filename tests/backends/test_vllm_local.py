@@ -327,7 +327,7 @@ def test_run_direct_and_spoe_end_to_end(world, sample_data, instances, tmp_path)
             # pieces: <think> left ␠ looks ␠ emptier </think> A: the answer is the 8th
             return Scripted("<think>left looks emptier</think>A",
                             top=[{}] * 7 + [{"A": math.log(0.8), "B": math.log(0.2)}])
-        return Scripted('<think>it is by the door</think>{"box": [100, 200, 300, 400]}')
+        return Scripted('<think>it is by the door</think>{"bbox_2d": [100, 200, 300, 400]}')  # qwen3's key
 
     world.respond = respond
     spec = f"vllm-local:{MODEL},reasoning_parser=qwen3"

@@ -40,7 +40,7 @@ def keyed(monkeypatch):
 
 
 def run_argv(fp, sample_data, out, *extra):
-    return ["run", "--data", str(sample_data), "-s", "direct", "-b", "openai:fake-model",
+    return ["run", "--data", str(sample_data), "-s", "direct", "-b", "openai:fake-model,box_format=norm1000",
             "--base-url", fp.openai_base_url, "--limit", "2", "--out", str(out), "--no-cache",
             "--concurrency", "1", *extra]
 

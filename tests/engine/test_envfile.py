@@ -73,7 +73,7 @@ def test_a_run_with_the_key_from_the_file_stores_it_nowhere(no_keys, fp, sample_
     fp.reset(echo_key(401))
     run_dir, cache = no_keys / "run", no_keys / "cache"
     _, out, err = run_main(["run", "--data", str(sample_data), "-s", "direct", "-b",
-                            "openai:fake-model", "--base-url", fp.openai_base_url, "--limit", "2",
+                            "openai:fake-model,box_format=norm1000", "--base-url", fp.openai_base_url, "--limit", "2",
                             "--out", str(run_dir), "--cache-dir", str(cache)])
     assert key in fp.requests[0].headers.get("authorization", "")  # the file's key was sent
     rec = json.loads((run_dir / "trajectories.jsonl").read_text().splitlines()[0])

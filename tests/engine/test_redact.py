@@ -65,7 +65,7 @@ def test_an_echoed_key_is_in_no_file_and_no_output(provider, tmp_path, fp, sampl
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     base = fp.openai_base_url if provider == "openai" else fp.gemini_base_url
     _, out, err = run_main(["run", "--data", str(sample_data), "-s", "direct", "-b",
-                            f"{provider}:fake-model", "--base-url", base, "--limit", "2",
+                            f"{provider}:fake-model,box_format=norm1000", "--base-url", base, "--limit", "2",
                             "--out", str(run_dir), "--cache-dir", str(cache)])
     sent = fp.requests[0].headers
     assert key in sent.get("authorization", "") + sent.get("x-goog-api-key", "")  # it was sent
@@ -86,7 +86,7 @@ def test_a_journal_written_before_the_scrubber_shows_no_key(tmp_path, fp, sample
     fp.reset(Reply('{"box": [1, 2, 30, 40]}'))
     run_dir = tmp_path / "run"
     code, _, err = run_main(["run", "--data", str(sample_data), "-s", "direct", "-b",
-                             "openai:fake-model", "--base-url", fp.openai_base_url, "--limit",
+                             "openai:fake-model,box_format=norm1000", "--base-url", fp.openai_base_url, "--limit",
                              "1", "--out", str(run_dir), "--no-cache", "-q"])
     assert code == 0, err
     path = run_dir / "trajectories.jsonl"

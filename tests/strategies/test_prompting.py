@@ -105,7 +105,7 @@ def test_box_conventions_through_cot(tmp_path, fp, sample_data, model, text, exp
 
     fp.reset(Reply(text))
     rows = run(tmp_path, fp, ["cot"], data=sample_data, limit=1,
-               backend=f"vllm:{model}@{fp.url}")
+               backend=f"vllm:{model}@{fp.serve(model).url}")
     if expected is None:  # Qwen2.5: pixels of the 644x476 smart-resized input
         expected = Box.from_convention([100, 100, 300, 300], "qwen2.5", 640, 480).to_list()
     assert rows[0]["prediction"] == pytest.approx(expected)

@@ -93,7 +93,7 @@ def test_structured_choice_requested(tmp_path, fp, wide):
     assert fmt["json_schema"]["schema"]["properties"]["choice"]["enum"] == ["A", "B"]
     assert r["steps"][0]["parsed"]["choice"] == "B" and r["prediction"] == [0, 0, 500, 800]
     fp.reset(Reply("B"))
-    run(tmp_path / "v", wide, fp, "spoe:T=1", backend=f"vllm:m@{fp.url}")
+    run(tmp_path / "v", wide, fp, "spoe:T=1", backend=f"vllm:m@{fp.serve('m').url}")
     assert fp.requests[0].body["structured_outputs"] == {"choice": ["A", "B"]}
 
 
