@@ -21,7 +21,6 @@ that is not a response object is "malformed"; one with no output text is "empty"
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 

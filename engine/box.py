@@ -166,7 +166,7 @@ class Convention(str):
         for v, top in [*((x, fw) for x in xs), *((y, fh) for y in ys)]:
             if v < -slack or v > top + slack:
                 return (f"{v:g} is outside the {self.name} range 0-{top:g}"
-                        + (f" ({width}x{height} image)" if not slack == 0.0 else ""))
+                        + (f" ({width}x{height} image)" if slack else ""))
         return None
 
 

@@ -41,6 +41,7 @@ from ..engine.graph import (
     request_images,
 )
 from ..engine.types import Decoding, ErrorInfo, Instance, Reply, Request, Step, Usage
+from .choice import read as read_choice_of
 from .kit import (
     box_answer,
     box_format_text,
@@ -52,7 +53,6 @@ from .kit import (
     full_region,
     image_turn,
     read_box,
-    read_choice,
     render,
 )
 from .registry import strategy
@@ -161,12 +161,16 @@ def build_spoe(params: SpoeParams) -> StateGraph:
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
         t = state.get("t", 0) + 1
         a, b = candidates(_region(state), t, params.share)
-        choice = read_choice(reply.text, options)
+        reading = read_choice_of(reply.text, options, params.mode)
+        choice = reading.label
         if choice is None:
-            snippet = " ".join(reply.text.split())[:60]
-            return Parsed(error=f"no choice of {' or '.join(options)} in the reply: {snippet!r}")
+            return Parsed(error=reading.error, reason=reading.reason)
         conf = choice_confidence(reply.logprobs, options, choice)
-        region = _region(state) if choice == "C" else survivor(a, b, choice, params.mode)
+        unsure = params.tau is not None and conf is not None and conf < params.tau
+        # an unsure answer (C, or a confidence under tau) stops with the region as it was:
+        # the step's region is that one, so curves score what the trajectory answers
+        region = _region(state) if choice == "C" or unsure else \
+            survivor(a, b, choice, params.mode)
         return Parsed(value={"choice": choice, "confidence": conf}, region=region)
 
     def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:

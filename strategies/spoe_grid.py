@@ -9,16 +9,15 @@ overlay spec and the region after the round. Eliminating every cell is an unusab
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
 from ..engine.box import Box
-from ..engine.boxtext import json_values, strip_fences
 from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
 from ..engine.types import Reply, Request, Step
+from .choice import read_cells
 from .kit import cells_answer, cells_truth, decoding, full_region, image_turn, render
 from .registry import strategy
 
@@ -44,21 +43,9 @@ def cells(region: list[float], rows: int, cols: int) -> list[list[float]]:
 
 
 def read_eliminated(text: str, k: int) -> list[int] | None:
-    """Cell numbers named for elimination (JSON ``eliminate`` list, or a bare JSON list,
-    else the numbers in the text); None when the reply names none at all or one is out of
-    range."""
-    found: list[int] | None = None
-    for v in reversed(json_values(strip_fences(text))):
-        items = v.get("eliminate") if isinstance(v, dict) else v
-        if isinstance(items, list) and all(isinstance(x, int) and not isinstance(x, bool)
-                                           for x in items):
-            found = items
-            break
-    if found is None:  # no JSON: the numbers in the text
-        found = [int(n) for n in re.findall(r"(?<![\d.])(\d{1,2})(?!\d|\.\d)", text)] or None
-    if found is None or any(not 1 <= n <= k for n in found):
-        return None
-    return sorted(set(found))  # an empty list keeps every cell: the region stays
+    """Cell numbers named for elimination (``choice.read_cells``), or None when the reply
+    names none, one out of range, or every cell."""
+    return read_cells(text, k).cells
 
 
 def kept_region(all_cells: list[list[float]], eliminated: list[int]) -> list[float] | None:
@@ -111,9 +98,10 @@ def build_grid(params: GridParams) -> StateGraph:
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
         grid = cells(region(state), params.rows, params.cols)
-        gone = read_eliminated(reply.text, k)
-        if gone is None:
-            return Parsed(error=f"no cell numbers 1-{k} in the reply: {reply.text[:60]!r}")
+        reading = read_cells(reply.text, k)
+        if reading.cells is None:
+            return Parsed(error=reading.error)
+        gone = reading.cells
         new = kept_region(grid, gone)
         if new is None:
             return Parsed(error="every cell was eliminated")

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine.backend import Backend
 from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
 from ..engine.types import Reply, Request, Step
+from .choice import read as read_choice_of
 from .kit import (
     choice_answer,
     choice_confidence,
@@ -27,7 +28,6 @@ from .kit import (
     decoding,
     full_region,
     image_turn,
-    read_choice,
 )
 from .registry import strategy
 from .spoe import LABELS, candidates, halving_regions, question, survivor
@@ -74,7 +74,10 @@ def best_first_regions(truth: list[float], w: int, h: int,
           summary="best-first elimination with backtracking; frontier scored by confidences",
           recursion_limit=lambda p: (p.budget or 2 * p.T) + 5, asks=lambda p: {"choice"},
           iterates=Iterates(length=lambda p: p.budget or 2 * p.T, ceiling=best_first_regions,
-                            ceiling_name="best-first"))
+                            ceiling_name="best-first"),
+          # the frontier is scored by the choices' confidences: without log-probabilities
+          # every score is 0.5 and the search is blind
+          needs=lambda p: {"logprobs"})
 def build_search(params: SearchParams) -> StateGraph:
     # imported here, not at the top: listing strategies needs no LangGraph
     from langgraph.graph import END, START, StateGraph
@@ -104,9 +107,10 @@ def build_search(params: SearchParams) -> StateGraph:
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
         node = expandable(state)
         a, b = candidates(node["region"], node["depth"] + 1, 0.5)
-        choice = read_choice(reply.text, LABELS)
+        reading = read_choice_of(reply.text, LABELS, "eliminate")
+        choice = reading.label
         if choice is None:
-            return Parsed(error=f"no choice of A or B in the reply: {reply.text[:60]!r}")
+            return Parsed(error=reading.error, reason=reading.reason)
         conf = choice_confidence(reply.logprobs, LABELS, choice)
         conf = 0.5 if conf is None else conf
         kept = survivor(a, b, choice, "eliminate")

@@ -11,9 +11,12 @@ Decisions, beyond the paper's words:
   between and around fences is kept, so an answer written after a fenced block still counts.
   (``unseen.engine.boxtext.strip_fences`` keeps only the fenced contents, which could hide
   that later answer, so it is not reused.)
-- Objects: every JSON object in the text counts, nested ones included (``{"answer": {...}}``,
-  ``[{...}]``). "Last" means the object that starts last in the text; the search runs from
-  the end, so a long reply with many braces before the answer still finds it.
+- Objects: "last" means the last TOP-LEVEL JSON value in the text that holds an object with
+  the fields; within one top-level value the outermost such object wins, so an alternative
+  nested in the answer never replaces it (``{"visible": [1, 2], "block": 3, "alt": {"visible":
+  [4], "block": 5}}`` reads block 3), while an answer wrapped in an object or a list without
+  the fields counts (``{"answer": {...}}``, ``[{...}]``). Thinking text (``<think>...
+  </think>``) is not the answer and is never read (the paper parses "only the answer").
 - "int": a JSON integer; a float with a whole value (``3.0``: JSON does not tell the two apart,
   and JSON Schema's "integer" accepts it); or a string holding such a number, optionally signed
   and with surrounding whitespace (``"3"``, ``" 3 "``, ``"3.0"``). Booleans, ``null``,
@@ -33,12 +36,15 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Literal, TypeVar
 
+from ...engine.boxtext import answer_text
+
 FieldType = Literal["int", "ints"]
 T = TypeVar("T")
 
 _FENCE = re.compile(r"```[A-Za-z0-9_+.-]*")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?", re.ASCII)
 _MAX_TRIES = 5000  # bounded work on pathological replies (counted from the end of the text)
+_ENCLOSE_TRIES = 200  # starts tried before an answer, for an object that encloses it
 _DECODER = json.JSONDecoder()
 
 
@@ -100,21 +106,27 @@ def parse_reply(text: Any, fields: Mapping[str, FieldType]) -> dict[str, int | l
 
 
 def last_object(text: Any, read: Callable[[Any], T | None]) -> T | None:
-    """``read`` of the JSON value that starts last in ``text`` (fences removed) for which it
-    is not None, searching from the end with bounded work; None when there is none."""
+    """``read`` of the JSON object that answers: the last one in ``text`` (fences and
+    thinking removed) for which ``read`` is not None, unless an object that encloses it is
+    one too (the outermost wins). Searched from the end, so a long reply with many braces
+    before the answer still finds it; bounded work (``_MAX_TRIES`` starts, and after an
+    answer is found ``_ENCLOSE_TRIES`` more for an enclosing one)."""
     if not isinstance(text, str) or "{" not in text:
         return None
-    text = remove_fences(text)
-    end = len(text)
-    for _ in range(_MAX_TRIES):
+    text = remove_fences(answer_text(text))
+    best: tuple[int, int, T] | None = None  # start, end, reading
+    end, tries, best_tries = len(text), 0, 0
+    while tries < (_MAX_TRIES if best is None else best_tries + _ENCLOSE_TRIES):
         j = text.rfind("{", 0, end)
         if j < 0:
             break
-        end = j
+        end, tries = j, tries + 1
         try:
-            value, _stop = _DECODER.raw_decode(text, j)
+            value, stop = _DECODER.raw_decode(text, j)
         except (ValueError, RecursionError):
             continue
+        if best is not None and not stop >= best[1]:
+            continue  # before the answer, not around it: an earlier answer never wins
         if (out := read(value)) is not None:
-            return out
-    return None
+            best, best_tries = (j, stop, out), tries
+    return best[2] if best is not None else None

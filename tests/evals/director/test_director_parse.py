@@ -29,7 +29,9 @@ BOTH = {"visible": "ints", "block": "int"}
     ('{"block": 1}\n...on reflection:\n{"block": 6}', MOVE, {"block": 6}),  # the last counts
     ('{"block": 1} then {"block": true} and {"note": 2}', MOVE, {"block": 1}),  # last VALID
     ('```json\n{"block": 1}\n```\nActually: {"block": 2}', MOVE, {"block": 2}),  # after a fence
-    ('{"block": 2, "x": {"block": 8}}', MOVE, {"block": 8}),  # "last" = starts last
+    # the enclosing answer wins over an object nested in it (issue 23: "the last top-level
+    # object with the asked fields wins")
+    ('{"block": 2, "x": {"block": 8}}', MOVE, {"block": 2}),
     ('{"block": 1,}\n{"block": 4', MOVE, None),  # broken JSON
 ])
 def test_accepted_and_last(text, fields, expected):
