@@ -105,6 +105,9 @@ class Parsed:
     error: str | None = None  # why the reply could not be used (the model's fault)
     region: list[float] | None = None
     reason: str | None = None
+    # with an error: the answer the trajectory keeps from before (``value``) and why; the
+    # step records the error, the trajectory goes on answered (``Trajectory.notes``)
+    fallback: str | None = None
 
 
 def unusable(parsed: Parsed, reply: Reply) -> ErrorInfo:
@@ -163,12 +166,14 @@ def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) 
             parsed=parsed.value,
             parse_error=parsed.error,
             region=parsed.region,
-            info=dict(request.tags),
+            info={**request.tags, **({"fallback": parsed.fallback,
+                                      "unusable": unusable(parsed, reply).kind}
+                                     if parsed.fallback and parsed.error else {})},
             seconds=time.perf_counter() - t0,
         )
         if reply.error is not None:
             return {"steps": [step], "status": "unanswered", "error": reply.error}
-        if parsed.error is not None:
+        if parsed.error is not None and parsed.fallback is None:
             return {"steps": [step], "status": "unanswered", "error": unusable(parsed, reply)}
         return {"steps": [step], **update(state, step, parsed)}
 

@@ -118,6 +118,7 @@ class _HeadFields(TypedDict):
     error: NotRequired[_Error | None]
     params: NotRequired[dict[str, Any]]
     metrics: NotRequired[dict[str, float | None]]
+    notes: NotRequired[dict[str, Any]]
     steps: NotRequired[list[_Step]]  # heads (RunDir.heads) stop before the steps
     simulated: NotRequired[bool]
     seconds: NotRequired[float]
@@ -166,6 +167,8 @@ def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
         rec["params"] = {}
     if "metrics" not in rec:
         rec["metrics"] = {}
+    if "notes" not in rec:
+        rec["notes"] = {}
     return rec
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ class Head:
     error_message: str
     offset: int
     length: int
+    notes: dict[str, Any] = field(default_factory=dict)  # Trajectory.notes
 
     @property
     def answered(self) -> bool:
@@ -210,7 +211,8 @@ class RunDir:
                     simulated=bool(rec.get("simulated", False)),
                     params=rec.get("params") or {}, metrics=rec.get("metrics") or {},
                     prediction=rec.get("prediction"), error_kind=err.get("kind"),
-                    error_message=clean(message) if message else "", offset=offset, length=size)
+                    error_message=clean(message) if message else "", offset=offset, length=size,
+                    notes=rec.get("notes") or {})
                 offset += size
         return list(last.values())
 

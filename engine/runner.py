@@ -115,10 +115,18 @@ class RunResult:
     first_s: float | None = None  # seconds until the first trajectory finished (start-up)
     by_error: dict[str, int] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)  # the first message of each kind
+    # replies cut at a length limit, and trajectories answered by a fallback, by strategy
+    length_stops: int = 0
+    fallbacks: dict[str, int] = field(default_factory=dict)
 
     def add(self, status: str, error_kind: str | None, cached_steps: int,
-            message: str = "") -> None:
+            message: str = "", notes: dict[str, Any] | None = None,
+            strategy: str = "") -> None:
         """Count one finished trajectory."""
+        notes = notes or {}
+        self.length_stops += int(notes.get("length_stops", 0))
+        if notes.get("fallback"):
+            self.fallbacks[strategy] = self.fallbacks.get(strategy, 0) + 1
         self.done += 1
         self.answered += status == "answered"
         if error_kind is not None:
@@ -237,6 +245,13 @@ class Runner:
         if status == "unanswered" and error is None:
             error = ErrorInfo(kind="internal", message="strategy ended without an answer")
         metrics = self.score(item.instance, prediction) if self.score else {}
+        steps = state.get("steps") or []
+        notes: dict[str, Any] = {}
+        if cut := sum(1 for s in steps if s.reply.cut):
+            notes["length_stops"] = cut
+        if status == "answered" and (fb := next((s.info["fallback"] for s in steps
+                                                  if s.info.get("fallback")), None)):
+            notes["fallback"] = fb
         return Trajectory(
             key=item.key,
             run=self.config.run,
@@ -251,7 +266,8 @@ class Runner:
             error=error,
             prediction=prediction,
             metrics=metrics,
-            steps=state.get("steps") or [],
+            notes=notes,
+            steps=steps,
             seconds=time.perf_counter() - t0,
             finished_at=_now(),
         )
@@ -333,12 +349,14 @@ class Runner:
 
         lock = threading.Lock()  # shard receivers count from their own threads
 
-        def count(status: str, error_kind: str | None, cached: int, message: str = "") -> None:
+        def count(status: str, error_kind: str | None, cached: int, message: str = "",
+                  notes: dict[str, Any] | None = None, strategy: str = "") -> None:
             with lock:
-                _count(status, error_kind, cached, message)
+                _count(status, error_kind, cached, message, notes, strategy)
 
-        def _count(status: str, error_kind: str | None, cached: int, message: str) -> None:
-            result.add(status, error_kind, cached, message)
+        def _count(status: str, error_kind: str | None, cached: int, message: str,
+                   notes: dict[str, Any] | None, strategy: str) -> None:
+            result.add(status, error_kind, cached, message, notes, strategy)
             elapsed = time.perf_counter() - t_start
             if result.first_s is None:
                 result.first_s = elapsed
@@ -349,7 +367,7 @@ class Runner:
             writer.append(traj)
             count(traj.status, traj.error.kind if traj.error else None,
                   sum(1 for s in traj.steps if s.reply.cached),
-                  traj.error.message if traj.error else "")
+                  traj.error.message if traj.error else "", traj.notes, traj.strategy)
 
         try:
             with progress:

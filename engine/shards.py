@@ -72,7 +72,7 @@ def _receive(conn: Any, writer: JournalWriter, count: Callable) -> None:
         err = rec.get("error")
         cached = sum(1 for s in rec.get("steps", []) if s["reply"].get("cached"))
         count(rec["status"], err["kind"] if err else None, cached,
-              err.get("message", "") if err else "")
+              err.get("message", "") if err else "", rec.get("notes"), rec.get("strategy", ""))
 
 
 # What a shard needs, imported once by the fork server instead of by every shard (about a

@@ -228,6 +228,10 @@ class Trajectory(BaseModel):
     error: ErrorInfo | None = None
     prediction: Any = None  # a pixel box [x1, y1, x2, y2] for SceneFunRI
     metrics: dict[str, float] = Field(default_factory=dict)
+    # what the runner noticed beyond the status, before the steps so heads carry it:
+    # ``length_stops`` (replies cut at a length limit, answered or not) and ``fallback``
+    # (an answer kept from an earlier step when a later one gave none: cot-sr's first box)
+    notes: dict[str, Any] = Field(default_factory=dict)
     steps: list[Step] = Field(default_factory=list)
     seconds: float = 0.0
     finished_at: str = ""

@@ -4,8 +4,12 @@
 it is visible; where it must be, from commonsense and visual cues), then the final box.
 ``cot-sr`` adds a second turn that carries the first answer and asks the model to reflect and
 confirm or revise it: two calls, two Steps, so a report can score the box before and after
-reflection. The final answer is the reflection's; if it cannot be read, the trajectory is
-unanswered (the first box stays in its Step).
+reflection. The final answer is the reflection's. When the reflection gives no usable box
+("Sorry, unsure.", a box in another convention, a reply cut short), the first box stands:
+the trajectory is answered with it, the second Step records why the revision was unusable
+(``info.fallback`` = ``first box kept``), and such trajectories are counted apart
+(``Trajectory.notes``; the run's summary and ``unseen show`` name how many). A failed call
+(the provider's error) still leaves the trajectory unanswered, to be retried.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
-from ..engine.graph import StrategyState, ask_node
-from ..engine.types import Message, Request
+from ..engine.graph import Parsed, StrategyState, ask_node
+from ..engine.types import Message, Reply, Request
 from .direct import answered, parse_reply
 from .kit import (
     Cue,
@@ -80,7 +84,7 @@ def _graph(params: CotParams, reflect: bool) -> StateGraph:
     if not reflect:
         graph.add_edge("cot", END)
         return graph
-    graph.add_node("reflect", ask_node("reflect", ask_reflect, parse_reply, answered))
+    graph.add_node("reflect", ask_node("reflect", ask_reflect, parse_revision, answered))
 
     def after_cot(state: dict[str, Any]) -> str:
         return "reflect" if state.get("status") == "answered" else END
@@ -88,6 +92,19 @@ def _graph(params: CotParams, reflect: bool) -> StateGraph:
     graph.add_conditional_edges("cot", after_cot, ["reflect", END])
     graph.add_edge("reflect", END)
     return graph
+
+
+KEPT = "first box kept"
+
+
+def parse_revision(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
+    """The reflection's box; where it gives none, the first turn's box stands."""
+    parsed = parse_reply(state, backend, reply)
+    if parsed.error is None:
+        return parsed
+    first = state.get("prediction")
+    return Parsed(value=first, region=first, error=parsed.error, reason=parsed.reason,
+                  fallback=KEPT)
 
 
 @strategy("cot", params=CotParams, summary="three reasoning steps, then the box (one call)",

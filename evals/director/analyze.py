@@ -165,6 +165,8 @@ class Analysis:
     simulated: list[str] = field(default_factory=list)  # models a simulator answered for
     dropped_apparent: bool = False  # the apparent-size scenes were left out
     humans: frozenset[str] = frozenset()  # models answered by people (``human`` backends)
+    # replies that stopped at a length limit (the paper checks that none did)
+    length_stops: int = 0
 
     def label(self, model: str) -> str:
         """A model's name as every output shows it: ``(human)`` after a person's,
@@ -243,7 +245,8 @@ def analyze(rows: Iterable[dict[str, Any]], design: Design, *, n_boot: int = N_B
                        if specs and all(s.startswith("human") for s in specs))
     return Analysis(design=design, models=models, rates=rates, changes=changes,
                     n_replies=len(rows), n_boot=n_boot, seed=seed, simulated=simulated,
-                    humans=humans)
+                    humans=humans,
+                    length_stops=sum(int(r.get("length_stops") or 0) for r in rows))
 
 
 def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:

@@ -122,6 +122,7 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
             "simulated": bool(rec.get("simulated")),
             "answered": rec["status"] == "answered",
             "error": (rec.get("error") or {}).get("kind"),
+            "length_stops": int((rec.get("notes") or {}).get("length_stops", 0)),
             **(rec.get("metrics") or {}),
             **coded.get(rec["key"], {}),
         }

@@ -100,6 +100,9 @@ def heading(analysis: Analysis) -> list[str]:
              f"{len(analysis.models)} model(s)")
     if analysis.dropped_apparent:
         first += "; scenes with the apparent-size flag left out"
+    # the paper's check, "no reply stopped at a length limit", stated either way
+    first += (f"; {analysis.length_stops} stopped at a length limit" if analysis.length_stops
+              else "; none stopped at a length limit")
     lines = [first]
     if analysis.simulated:
         lines.append(SIMULATED.format(models=", ".join(analysis.simulated)))

@@ -94,7 +94,8 @@ def to_dict(analysis: Analysis) -> dict[str, Any]:
     return {
         "design": {"name": d.name, "q": float(d.q), "margin": float(d.margin),
                    "samples": d.samples, "seed": d.seed},
-        "n_replies": analysis.n_replies, "n_boot": analysis.n_boot, "seed": analysis.seed,
+        "n_replies": analysis.n_replies, "length_stops": analysis.length_stops,
+        "n_boot": analysis.n_boot, "seed": analysis.seed,
         "interval": 0.95, "places": PLACES, "models": analysis.models,
         "simulated": analysis.simulated, "humans": sorted(analysis.humans),
         "dropped_apparent": analysis.dropped_apparent,

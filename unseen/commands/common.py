@@ -77,10 +77,20 @@ def close(result: Any, what: str, strict: bool, quiet: bool) -> None:
         raise typer.Exit(1)
 
 
-def print_reasons(by_error: dict[str, int]) -> None:
+def print_reasons(by_error: dict[str, int], result: Any = None) -> None:
+    """The unanswered trajectories by reason; with the run's ``result``, how many replies
+    stopped at a length limit (answered or not) and which answers are fallbacks."""
     if by_error:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
         out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+    if result is None:
+        return
+    if result.length_stops:
+        out.print(f"[yellow]stopped at a length limit:[/] {result.length_stops} replies "
+                  "(finish_reason length / MAX_TOKENS; raise max_tokens)", soft_wrap=True)
+    for strategy, n in sorted(result.fallbacks.items()):
+        out.print(f"[yellow]{escape(strategy)}:[/] {n} trajectories answered with an earlier "
+                  "step's answer (the last step gave none; see `unseen show`)", soft_wrap=True)
 
 
 def print_servers(run_dir: Path) -> None:

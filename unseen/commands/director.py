@@ -118,7 +118,7 @@ def director_run(
         return close(result, "calls", strict, quiet)
     answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"
     out.print(f"{answered}; run directory: [bold]{result.run_dir}[/]  ({result.seconds:.1f} s)")
-    print_reasons(result.by_error)
+    print_reasons(result.by_error, result)
     out.print(f"next: unseen director analyze {result.run_dir}")
     close(result, "calls", strict, quiet)
 
@@ -195,7 +195,7 @@ def director_code(
               f"{result.total} batches; "
               f"{result.answered}/{result.done} new batches coded ({result.seconds:.1f} s); "
               f"{done.untraced} selected replies carry no trace")
-    print_reasons(result.by_error)
+    print_reasons(result.by_error, result)
     out.print(f"next: unseen director codes {run_dir}")
     close(result, "batches", strict, quiet)
 

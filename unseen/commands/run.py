@@ -76,7 +76,7 @@ def run(
     base = defaults.baseline if defaults.baseline in strategies and len(strategies) > 1 \
         else None
     _print_table(bench.name, result, base)
-    print_reasons(result.by_error)
+    print_reasons(result.by_error, result)
     print_servers(result.run_dir)
     # soft_wrap: a path folded at the console's width cannot be copied back
     out.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]  ({result.done} new "

@@ -116,9 +116,32 @@ def summary(run: RunDir, console: Console, filters: Filters) -> None:
             table.add_row(escape(m), escape(fold_label(s)), str(sum(counts.values())),
                           ", ".join(f"{k} {v}" for k, v in counts.most_common()))
         console.print(table)
+    for line in notes_lines(heads):
+        console.print(line, soft_wrap=True)
     instructions, _ = light_instances(run)
     console.print(instance_table(heads, [(r["model"], r["strategy"]) for r in rows],
                                  filters.worst, console.width, instructions))
+
+
+def notes_lines(heads: list[Head]) -> list[Text]:
+    """What the runner noted beyond the status (``Trajectory.notes``), per (model,
+    strategy): replies cut at a length limit, and answers kept from an earlier step."""
+    cut: Counter = Counter()
+    kept: Counter = Counter()
+    for h in heads:
+        who_ = (who(h.model, h.kind), h.strategy)
+        cut[who_] += int(h.notes.get("length_stops", 0))
+        kept[who_] += bool(h.notes.get("fallback"))
+    lines = []
+    for (m, s), n in sorted(cut.items()):
+        if n:
+            lines.append(Text(f"{m} · {s}: {n} replies stopped at a length limit",
+                              style="yellow"))
+    for (m, s), n in sorted(kept.items()):
+        if n:
+            lines.append(Text(f"{m} · {s}: {n} trajectories answered with an earlier step's "
+                              "answer (the last step gave none usable)", style="yellow"))
+    return lines
 
 
 def _cell(heads: list[Head]) -> RenderableType:
