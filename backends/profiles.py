@@ -114,7 +114,7 @@ def parse_profiles(text: str, origin: str) -> tuple[Profile, ...]:
 def built_in() -> tuple[Profile, ...]:
     """The built-in table (``profiles.toml``)."""
     text = resources.files(__package__).joinpath(BUILT_IN).read_text("utf-8")
-    return parse_profiles(text, BUILT_IN)
+    return parse_profiles(text, "built-in")
 
 
 @lru_cache(maxsize=8)

@@ -9,7 +9,9 @@ so the fixtures apply to every folder. No folder has an ``__init__.py``: pyproje
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +22,10 @@ from fake_providers import FakeProvider
 import unseen
 from unseen import cli
 from unseen.evals.scenefunri.sample import write_test_set
+
+# the default reply cache (platformdirs' user cache dir) in a folder of this session's own:
+# a test never reads a reply an earlier session or the user's own runs cached
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="unseen-tests-cache-")
 
 # conftest runs before any test module imports helpers: its asserts report like a test's own
 pytest.register_assert_rewrite("helpers")

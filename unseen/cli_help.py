@@ -30,6 +30,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "export": ("unseen export runs/gpt --html report/",),
     "strategies": ("unseen strategies",),
     "backends": ("unseen backends",),
+    "profiles": ("unseen profiles", "unseen profiles OpenGVLab/InternVL3_5-38B",
+                 "unseen profiles my-lab/spatial-7b --profiles my-profiles.toml"),
     "benchmarks": ("unseen benchmarks",),
     "data": ("unseen data sample --out data/sample",),
     "data sample": ("unseen data sample --out data/sample",),

@@ -91,6 +91,9 @@ def director_run(
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    profiles: Annotated[Path | None, typer.Option(help="A model-profile file (TOML [[profile]]: pattern, box_format, sampling, ...) read before the built-in profiles: how a model unseen does not know is added (default: $UNSEEN_PROFILES).")] = None,
+    max_image_side: Annotated[int | None, typer.Option(min=1, help="Resize images so their longer side is at most this many pixels before sending (default: sent as they are); recorded, and box conventions account for it.")] = None,
+    cache_tag: Annotated[str | None, typer.Option(help="Text added to every reply's cache key: what unseen cannot see of the serving (a new checkpoint behind the same model name).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
 ) -> None:
@@ -111,7 +114,9 @@ def director_run(
         result = run_study(design, backends, run_dir, source=str(design_file), scenes=scenes,
                            concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
                            timeout_s=timeout, base_url=base_url, reasoning_effort=reasoning_effort,
-                           temperature=temperature, max_tokens=max_tokens, progress=not quiet)
+                           temperature=temperature, max_tokens=max_tokens, progress=not quiet,
+                           profiles=profiles, cache_tag=cache_tag,
+                           max_image_side=max_image_side)
     except KeyboardInterrupt:
         interrupted("calls", run_dir)
     if quiet_or_resumed(result, quiet, "calls"):

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from .. import settings
 from .common import (
+    UserError,
     close,
     interrupted,
     out,
@@ -31,7 +32,10 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
-    box_format: Annotated[str | None, typer.Option(help="Override the box convention: pixel, norm1000, gemini, unit, qwen2.5.")] = None,
+    box_format: Annotated[str | None, typer.Option(help="The box convention to ask every backend for (a spec's box_format=... wins): pixel, norm1000, gemini, unit, qwen2.5, qwen3; default: each model's profile.")] = None,
+    profiles: Annotated[Path | None, typer.Option(help="A model-profile file (TOML [[profile]]: pattern, box_format, sampling, ...) read before the built-in profiles: how a model unseen does not know is added (default: $UNSEEN_PROFILES).")] = None,
+    max_image_side: Annotated[int | None, typer.Option(min=1, help="Resize images so their longer side is at most this many pixels before sending (default: sent as they are); recorded, and box conventions account for it.")] = None,
+    cache_tag: Annotated[str | None, typer.Option(help="Text added to every reply's cache key: what unseen cannot see of the serving (a new checkpoint behind the same model name).")] = None,
     base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
@@ -63,6 +67,7 @@ def run(
             out=run_dir, concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
+            profiles=profiles, max_image_side=max_image_side, cache_tag=cache_tag,
         )
         if not strategy and defaults.rules:  # what a fixed guess earns, for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),
@@ -151,3 +156,33 @@ def backends() -> None:
     out.print(table)
 
 
+
+
+@commands.command()
+def profiles(
+    model: Annotated[str | None, typer.Argument(help="A model name: show the profile it gets.")] = None,
+    profiles_file: Annotated[Path | None, typer.Option("--profiles", help="A user profile file, read before the built-in table (default: $UNSEEN_PROFILES).")] = None,
+) -> None:
+    """List the model profiles (box convention, sampling quirks, source), or the one a
+    model gets: the first whose pattern occurs in its name, a user's file first."""
+    from rich.table import Table
+
+    from ..backends.profiles import built_in, profile_for, user_profiles
+
+    table_rows = [*user_profiles(profiles_file), *built_in()]
+    if model is not None:
+        found = profile_for(model, profiles_file)
+        if found is None:
+            from ..engine.box import no_convention
+
+            raise UserError(no_convention(model))
+        table_rows = [found]
+    table = Table(title=f"the profile of {model}" if model else "model profiles",
+                  title_justify="left")
+    for col in ("family", "pattern", "box", "sampling", "logprobs", "source"):
+        table.add_column(col, overflow="fold")
+    for p in table_rows:
+        table.add_row(escape(p.name), escape(p.pattern), escape(p.box_format or "none"),
+                      "yes" if p.sampling else "no", "yes" if p.logprobs else "no",
+                      escape(p.source + (f" ({p.origin})" if p.origin != "built-in" else "")))
+    out.print(table)
