@@ -39,6 +39,7 @@ from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export 
     _label,
     _n,
     _nan_to_none,
+    serving_text,
 )
 from .report_formats import render  # noqa: F401 - re-exported: render(summarize(...))
 
@@ -110,6 +111,8 @@ def summarize(
     model the baseline strategy first.
     """
     runs = open_runs(run_dirs)
+    # each backend as run.json describes it: how it sent images, what it dropped
+    descs = {d.get("spec"): d for r in runs for d in (r.config.backends if r.config else [])}
     groups: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
                  "out": 0, "sec": 0.0, "simulated": False, "backend": ""}
@@ -149,6 +152,8 @@ def summarize(
             "source": "run", "backend": g["backend"], "simulated": g["simulated"],
             "n": n, "instances": len(ids), "answered": 100 * g["answered"] / n,
             "runs": list(runs_of[(model, strat)]),
+            "serving": serving_text(descs.get(g["backend"])),
+            "dropped": list((descs.get(g["backend"]) or {}).get("dropped_params") or []),
         }
         for j, m in enumerate(METRIC_COLUMNS):
             row[m] = float(point[j])

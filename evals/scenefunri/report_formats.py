@@ -25,6 +25,7 @@ from .cells import (
     _pool_note,
     _split,
     _star,
+    serving_notes,
 )
 from .paper import CITATION, NOTE
 
@@ -101,6 +102,8 @@ def _md(rows: list[dict[str, Any]]) -> str:
     lines += [line(cells(r)) for r in run]
     if pooled := _pool_note(run):
         lines += ["", f"_{pooled}_"]
+    if notes := serving_notes(run):
+        lines += ["", *(f"_{note}_" for note in notes)]
     if quoted:
         from .paper_tables import md as paper_md
 
@@ -142,8 +145,8 @@ def _latex(rows: list[dict[str, Any]]) -> str:
                  *(metric(r, m) for m in METRIC_COLUMNS), *cost]
         return " & ".join(cells) + r" \\"
 
-    notes = [n.replace("Δ", "Delta") for n in (_ci_note(run), _delta_note(run), _pool_note(run))
-             if n]
+    notes = [n.replace("Δ", "Delta") for n in (_ci_note(run), _delta_note(run), _pool_note(run),
+                                               *serving_notes(run)) if n]
     lines = [f"% SceneFunRI, metrics x100. {'; '.join(notes)}." if notes else
              "% SceneFunRI, metrics x100.",
              "% Needs \\usepackage{booktabs}. Costs are per instance.",

@@ -20,6 +20,7 @@ from .cells import (
     _n,
     _pool_note,
     _split,
+    serving_notes,
 )
 
 
@@ -80,6 +81,7 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
         notes.append("green better, red worse (Dist: lower is better)")
     if any(r.get("kind") == "rule" for r in run):
         notes.append("(rule): a fixed reference rule (baseline:...), no model")
+    notes += serving_notes(run)
 
     ns = {_n(r) for r in run}
 
