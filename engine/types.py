@@ -254,3 +254,5 @@ class RunConfig(BaseModel):
     scoring: dict[str, Any] = Field(default_factory=dict)
     package_version: str
     created_at: str
+    # the project's git commit of each session that ran into this directory (a checkout)
+    git_commits: list[str] = Field(default_factory=list)

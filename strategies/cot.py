@@ -108,13 +108,13 @@ def parse_revision(state: StrategyState, backend: Backend, reply: Reply) -> Pars
 
 
 @strategy("cot", params=CotParams, summary="three reasoning steps, then the box (one call)",
-          recursion_limit=lambda p: 5)
+          recursion_limit=lambda p: 5, prompts=("cot.txt", "box/*.txt"))
 def build_cot(params: CotParams) -> StateGraph:
     return _graph(params, reflect=False)
 
 
 @strategy("cot-sr", params=CotParams,
           summary="cot, then a second turn to reflect and confirm or revise (two calls)",
-          recursion_limit=lambda p: 8)
+          recursion_limit=lambda p: 8, prompts=("cot.txt", "reflect.txt", "box/*.txt"))
 def build_cot_sr(params: CotParams) -> StateGraph:
     return _graph(params, reflect=True)

@@ -81,7 +81,8 @@ def answered(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]
 
 @strategy("direct", params=DirectParams,
           summary="one question, one box; prompt=basic|hidden|common|both",
-          recursion_limit=lambda p: 5)
+          recursion_limit=lambda p: 5,
+          prompts=("direct.txt", "hints/*.txt", "commonsense.toml", "box/*.txt"))
 def build_direct(params: DirectParams) -> StateGraph:
     # imported here, not at the top: listing strategies needs no LangGraph
     from langgraph.graph import END, START, StateGraph

@@ -11,9 +11,16 @@ On the command line a strategy is ``name`` or ``name:key=value,key=value``.
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import inspect
 import json
+import linecache
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -44,6 +51,7 @@ class Entry:
     asks: Callable[[Any], set[str]] = lambda p: {"box"}
     iterates: Iterates | None = None
     needs: Callable[[Any], set[str]] = lambda p: set()
+    prompts: tuple[str, ...] = ()
 
 
 STRATEGIES: Registry[Entry] = Registry(ENTRY_POINT_GROUP, "strategy")
@@ -60,6 +68,7 @@ def strategy(
     asks: Callable[[Any], set[str]] = lambda p: {"box"},
     iterates: Iterates | None = None,
     needs: Callable[[Any], set[str]] = lambda p: set(),
+    prompts: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Register ``build(params) -> StateGraph`` under ``name``.
 
@@ -70,12 +79,15 @@ def strategy(
     ``iterates`` says how its steps read as iterations when it narrows a region step by step
     (see ``engine.graph.Iterates``); ``needs(params)`` what it needs a backend to return
     beyond an answer (``Capabilities`` names: ``logprobs``), refused before the run where a
-    backend lacks it.
+    backend lacks it; ``prompts`` the template files it renders (glob patterns in the
+    ``prompts/`` folder of its module's package), whose digests, with its code's, make its
+    fingerprint (:func:`fingerprint`): a run directory resumes only the same ones.
     """
 
     def deco(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
         STRATEGIES[name] = Entry(name, params, build, summary or (build.__doc__ or "").strip(),
-                                recursion_limit, benchmark, asks, iterates, needs)
+                                recursion_limit, benchmark, asks, iterates, needs,
+                                tuple(prompts))
         return build
 
     return deco
@@ -120,3 +132,43 @@ def build(spec: str | tuple[str, dict[str, Any]]) -> StrategySpec:
                                       entry.benchmark, frozenset(entry.asks(params)),
                                       entry.iterates, frozenset(entry.needs(params)))
     return _COMPILED[key]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def _code_digest(source: str) -> str:
+    """A digest of a module's code that comments, docstrings and layout do not change."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(getattr(body[0], "value", None), ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return _digest(ast.dump(tree, include_attributes=False).encode())
+
+
+def fingerprint(name: str) -> dict[str, Any]:
+    """What a strategy's trajectories depend on beyond its parameters: the digest of its
+    module's code (``code``) and of each prompt template it declares (``prompts``: file →
+    digest), recorded in run.json; a resume with another is refused (``unseen.api``)."""
+    entry = get(name)
+    module = sys.modules.get(entry.build.__module__)
+    out: dict[str, Any] = {"code": "", "prompts": {}}
+    if module is None:
+        return out
+    try:
+        linecache.checkcache(inspect.getsourcefile(module))  # the file as it is now
+        out["code"] = _code_digest(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError):  # no source (a frozen or compiled module)
+        out["code"] = ""
+    if entry.prompts and module.__package__:
+        folder = Path(str(resources.files(module.__package__).joinpath("prompts")))
+        for pattern in entry.prompts:
+            for path in sorted(folder.glob(pattern)):
+                if path.is_file():
+                    out["prompts"][path.relative_to(folder).as_posix()] = \
+                        _digest(path.read_bytes())
+    return out

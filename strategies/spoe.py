@@ -134,6 +134,7 @@ def question(inst: Instance, mode: str, t: int, unsure: bool = False) -> str:
           asks=lambda p: {"choice", *(["box"] if p.finish == "direct" else [])},
           # a confidence stop reads log-probabilities, unless votes give the confidence
           needs=lambda p: {"logprobs"} if p.tau is not None and p.votes == 1 else set(),
+          prompts=("spoe_*.txt", "box/*.txt"),
           iterates=Iterates(length=lambda p: p.T, ceiling_name="halving",
                             ceiling=lambda gt, w, h, p: halving_regions(gt, w, h, p.T, p.share)))
 def build_spoe(params: SpoeParams) -> StateGraph:

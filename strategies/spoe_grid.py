@@ -73,7 +73,8 @@ def grid_regions(truth: list[float], w: int, h: int, params: GridParams) -> list
 @strategy("spoe-grid", params=GridParams,
           summary="elimination over a rows x cols grid; several cells per round",
           recursion_limit=lambda p: p.T + 5, asks=lambda p: {"cells"},
-          iterates=Iterates(length=lambda p: p.T, ceiling=grid_regions, ceiling_name="grid"))
+          iterates=Iterates(length=lambda p: p.T, ceiling=grid_regions, ceiling_name="grid"),
+          prompts=("grid_eliminate.txt",))
 def build_grid(params: GridParams) -> StateGraph:
     # imported here, not at the top: listing strategies needs no LangGraph
     from langgraph.graph import END, START, StateGraph

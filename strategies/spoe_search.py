@@ -77,7 +77,7 @@ def best_first_regions(truth: list[float], w: int, h: int,
                             ceiling_name="best-first"),
           # the frontier is scored by the choices' confidences: without log-probabilities
           # every score is 0.5 and the search is blind
-          needs=lambda p: {"logprobs"})
+          needs=lambda p: {"logprobs"}, prompts=("spoe_eliminate.txt", "spoe_unsure.txt"))
 def build_search(params: SearchParams) -> StateGraph:
     # imported here, not at the top: listing strategies needs no LangGraph
     from langgraph.graph import END, START, StateGraph

@@ -107,6 +107,43 @@ def _check_base_urls(specs: list[str], base_url: str | Sequence[str] | None) -> 
                        "openai:MODEL@URL,key_env=VAR")
 
 
+def _record_fingerprints(plan: Any) -> dict[str, dict[str, Any]]:
+    """Each strategy's fingerprint (its code and prompt templates, ``strategies.registry.
+    fingerprint``) and the project's git commit, into the plan's run.json."""
+    from .strategies.registry import fingerprint
+
+    prints = {s.label: fingerprint(s.name) for s in plan.strategies}
+    for entry in plan.config.strategies:
+        if entry.get("label") in prints:
+            entry["fingerprint"] = prints[entry["label"]]
+    if commit := settings.git_commit():
+        plan.config.git_commits = [commit]
+    return prints
+
+
+def _check_fingerprints(old: Any, prints: dict[str, dict[str, Any]], run_dir: Path) -> None:
+    """Refuse to resume a strategy whose code or prompt templates changed since the run
+    directory was made: its trajectory keys are the same, so the old trajectories would be
+    skipped as done and the journal would mix two prompts."""
+    for entry in old.strategies:
+        before, now = entry.get("fingerprint"), prints.get(entry.get("label"))
+        if not before or now is None or before == now:
+            continue  # a run made before fingerprints were recorded: nothing to hold it to
+        changed = []
+        if before.get("code") != now.get("code"):
+            changed.append("its code")
+        files = sorted(set(before.get("prompts", {})) | set(now.get("prompts", {})))
+        moved = [f for f in files
+                 if before.get("prompts", {}).get(f) != now.get("prompts", {}).get(f)]
+        if moved:
+            changed.append("its prompt template" + ("s " if len(moved) > 1 else " ")
+                           + ", ".join(moved[:3]) + (f" and {len(moved) - 3} more"
+                                                     if len(moved) > 3 else ""))
+        raise RunError(f"strategy {entry.get('label')!r} changed since {run_dir} was made "
+                       f"({' and '.join(changed)}): its old trajectories would count as done "
+                       "for the new prompts; start a new run directory (--out NEW_DIR)")
+
+
 async def _identify(client: Any) -> None:
     """Ask a backend what it serves before the run (a vLLM server's GET /v1/models); a
     server that cannot say is one line, not a run of failed calls."""
@@ -189,8 +226,13 @@ async def run_async(
         run = RunDir(run_dir)
         with hold(run_dir, run_label):  # before any file: one process per run directory
             plan = bench.plan(request, specs, clients, run_dir)
+            prints = _record_fingerprints(plan)
             if run.config is not None:
+                _check_fingerprints(run.config, prints, run_dir)
+                commits = run.config.git_commits
                 plan.config = bench.resume(run.config, plan.config, run_dir)
+                plan.config.git_commits = list(dict.fromkeys([*commits,
+                                                              *plan.config.git_commits]))
             for name, text in plan.files.items():
                 run.write_file(name, text)
             if processes > 1:

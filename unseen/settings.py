@@ -13,6 +13,9 @@ DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 120.0
 
 
+_SLUG = str.maketrans({c: "-" for c in ":/@,=?&"})
+
+
 def runs_root() -> Path:
     """Where new run directories go: ``$UNSEEN_RUNS`` or ``./runs``."""
     return Path(os.environ.get("UNSEEN_RUNS", "runs"))
@@ -24,7 +27,7 @@ def new_run_dir(strategies: list[str], backends: list[str]) -> Path:
     def slug(xs: list[str], what: str) -> str:
         if len(xs) > 2:
             return f"{len(xs)}{what}"
-        s = "+".join(x.replace(":", "-").replace("/", "-").replace("@", "-") for x in xs)
+        s = "+".join(x.translate(_SLUG) for x in xs)
         return s[:40]
     return runs_root() / f"{stamp}-{slug(strategies, 'strategies')}-{slug(backends, 'backends')}"
 
@@ -37,3 +40,22 @@ def package_version() -> str:
         return version("unseen")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def git_commit() -> str | None:
+    """The git commit of the checkout unseen runs from (``+dirty`` with uncommitted changes),
+    or None for an installed package; for run records."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}+dirty" if head and dirty else head or None

@@ -66,7 +66,8 @@ def director_oracle(state: StrategyState, condition: str, turn: int,
 
 @strategy("director", params=DirectorParams,
           summary="a Director Task condition: condition=<request>[/<question>][+<insert>]",
-          recursion_limit=lambda p: 6, benchmark="director", asks=lambda p: {"director"})
+          recursion_limit=lambda p: 6, benchmark="director", asks=lambda p: {"director"},
+          prompts=("parts.txt",))
 def build_director(params: DirectorParams) -> StateGraph:
     # imported here, not at the top: listing strategies needs no LangGraph
     from langgraph.graph import END, START, StateGraph

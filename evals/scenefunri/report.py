@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.errors import UnseenError
 from ...engine.journal import JournalError, line_of
 from ...engine.rundir import RunDir, RunDirError, kind_of
 from ...renderers.figures import GridCell, GridRow
@@ -112,7 +113,7 @@ def summarize(
     """
     runs = open_runs(run_dirs)
     # each backend as run.json describes it: how it sent images, what it dropped
-    descs = {d.get("spec"): d for r in runs for d in (r.config.backends if r.config else [])}
+    descs = {d.get("spec"): d for r in runs for d in _backends_of(r)}
     groups: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
                  "out": 0, "sec": 0.0, "simulated": False, "backend": ""}
@@ -171,6 +172,16 @@ def summarize(
     rows.sort(key=lambda r: (KIND_ORDER[r["kind"]], r["model"], r["strategy"] != baseline,
                              r["strategy"]))
     return [{k: _nan_to_none(v) for k, v in r.items()} for r in rows]
+
+
+def _backends_of(run: RunDir) -> list[dict[str, Any]]:
+    """The backend descriptions of a run's run.json; none where it has no readable one (a
+    journal copied without it still compares)."""
+    try:
+        config = run.config
+    except UnseenError:
+        return []
+    return list(config.backends) if config is not None else []
 
 
 def _refuse_pooling(runs_of: dict[tuple[str, str], dict[str, None]]) -> None:
