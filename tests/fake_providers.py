@@ -124,6 +124,10 @@ class Reply:
     reasoning_tokens: int = 0
     delay: float = 0.0
     logprobs: list | None = None
+    # what the provider says it served: the response's ``model`` (default: the one asked
+    # for; OpenAI answers with a dated snapshot) and OpenAI's ``system_fingerprint``
+    served_model: str | None = None
+    system_fingerprint: str | None = None
 
 
 @dataclass
@@ -209,11 +213,11 @@ def _openai_reply(reply: Reply, model: str, seq: int) -> dict:
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
         message["reasoning"] = reply.reasoning
-    return {
+    out = {
         "id": f"chatcmpl-fake-{seq}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": model,
+        "model": reply.served_model or model,
         "choices": [
             {
                 "index": 0,
@@ -229,6 +233,9 @@ def _openai_reply(reply: Reply, model: str, seq: int) -> dict:
             "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
         },
     }
+    if reply.system_fingerprint is not None:
+        out["system_fingerprint"] = reply.system_fingerprint
+    return out
 
 
 _RESPONSES_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -265,7 +272,7 @@ def _responses_reply(reply: Reply, model: str, seq: int) -> dict:
         "incomplete_details": {"reason": reason} if reason else None,
         "instructions": None,
         "max_output_tokens": None,
-        "model": model,
+        "model": reply.served_model or model,
         "output": output,
         "parallel_tool_calls": True,
         "previous_response_id": None,
@@ -311,7 +318,7 @@ def _gemini_reply(reply: Reply, model: str, seq: int) -> dict:
             + reply.completion_tokens
             + reply.reasoning_tokens,
         },
-        "modelVersion": model,
+        "modelVersion": reply.served_model or model,
         "responseId": f"fake-{seq}",
     }
 

@@ -346,3 +346,25 @@ def test_run_direct_and_spoe_end_to_end(world, sample_data, instances, tmp_path)
     for engine in world.engines:
         for sent in engine.requests:
             assert {im.size for im in sent["prompt"]["mm_kwargs"]["image"]} <= sizes
+
+
+async def test_the_cache_key_holds_what_changes_the_engines_replies(world, tmp_path):
+    """vllm-local's serving identity: the engine arguments that change replies (dtype,
+    revision, quantization, max_model_len, chat template, mm_processor_kwargs, ...) and a
+    model folder's files, so new weights in the same folder get no old replies."""
+    base = await backend_for("dtype=float16").identify()
+    assert base["engine"] == {"dtype": "float16"}
+    assert await backend_for("dtype=bfloat16").identify() != base
+    assert await backend_for("dtype=float16", "max_model_len=4096").identify() != base
+    # an argument that changes nothing of the replies leaves the key alone
+    assert await backend_for("dtype=float16", "gpu_memory_utilization=0.8").identify() == base
+    folder = tmp_path / "qwen3-vl-8b"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights v1")
+    one = await make_backend(f"vllm-local:{folder}").identify()
+    (folder / "model.safetensors").write_bytes(b"weights v2, longer")
+    assert (await make_backend(f"vllm-local:{folder}").identify())["files"] != one["files"]
+    # Qwen2.5-VL's resize is the processor's, engine-wide: an option sets it
+    qwen = make_backend("vllm-local:/models/Qwen2.5-VL-7B,max_pixels=1003520")
+    assert qwen.engine_args["mm_processor_kwargs"] == {"max_pixels": 1003520}
+    assert qwen.box_format.max_pixels == 1003520
