@@ -24,6 +24,7 @@ from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
 from .options import IMAGE_OPTIONS, Target, env_name, image_settings, split_target, take_options
+from .rejected import note_drop, rejected_param, without
 from .servers import spread, url_list
 
 
@@ -104,6 +105,25 @@ class OpenAIClientBackend(BaseBackend):
         self._api_key = api_key  # only ever handed to the client
         remember(api_key)  # and scrubbed from every stored or shown text
         self._client = None
+        self.dropped: set[str] = set()  # parameters the provider rejected (rejected.py)
+
+    async def post(self, path: str, body: dict[str, Any], cast_to: Any) -> Any:
+        """POST ``body`` (without the parameters this model rejected); a 400 that names a
+        droppable parameter drops it and sends the call again at once (``rejected.py``)."""
+        client = self._get_client()
+        while True:
+            sent = without(body, self.dropped)
+            try:
+                # the low-level post skips the SDK's recursive TypedDict transform of the
+                # payload (a third of the client's CPU per call, measured); the payload is
+                # already plain JSON, and errors, timeouts and parsing stay the SDK's
+                return await client.post(path, body=sent, cast_to=cast_to)
+            except Exception as exc:
+                name = rejected_param(exc, sent)
+                if name is None:
+                    raise classify_openai_error(exc) from exc
+                if name not in self.dropped:  # else a call in flight dropped it meanwhile
+                    note_drop(self, name)
 
     def _get_client(self):
         if self._client is None:
@@ -116,7 +136,10 @@ class OpenAIClientBackend(BaseBackend):
         return self._client
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "base_url": self.base_url}
+        out = {**super().describe(), "base_url": self.base_url}
+        if self.dropped:
+            out["dropped_params"] = sorted(self.dropped)
+        return out
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -227,16 +250,9 @@ class OpenAIChat(OpenAIClientBackend):
         return kw
 
     async def complete(self, request: Request) -> Reply:
-        client = self._get_client()
         t0 = time.perf_counter()
-        try:
-            # The low-level post skips the SDK's recursive TypedDict transform of the
-            # payload (a third of the client's CPU per call, measured); the payload is
-            # already plain JSON, and errors, timeouts and parsing stay the SDK's.
-            resp = await client.post("/chat/completions", body=self.payload(request),
-                                     cast_to=_chat_completion_type())
-        except Exception as exc:
-            raise classify_openai_error(exc) from exc
+        resp = await self.post("/chat/completions", self.payload(request),
+                               _chat_completion_type())
         latency = time.perf_counter() - t0
         if not getattr(resp, "choices", None):
             raise ProviderError("malformed", "the response has no choices")

@@ -34,7 +34,6 @@ from .openai_chat import (
     OpenAIClientBackend,
     api_key_for,
     choice_schema,
-    classify_openai_error,
     endpoints,
 )
 from .options import image_settings, split_target, take_options
@@ -172,15 +171,9 @@ class OpenAIResponses(OpenAIClientBackend):
         return kw
 
     async def complete(self, request: Request) -> Reply:
-        body = self.payload(request)
-        client = self._get_client()
         t0 = time.perf_counter()
-        try:
-            # the low-level post, as for openai: the body is already plain JSON, and
-            # ``object`` keeps the reply as parsed JSON, read (and checked) below
-            resp = await client.post("/responses", body=body, cast_to=object)
-        except Exception as exc:
-            raise classify_openai_error(exc) from exc
+        # ``object`` keeps the reply as parsed JSON, read (and checked) below
+        resp = await self.post("/responses", self.payload(request), object)
         latency = time.perf_counter() - t0
         text, reasoning, usage, finish = read_response(resp)
         model = resp.get("model") if isinstance(resp, dict) else None

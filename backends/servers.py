@@ -93,6 +93,10 @@ class Spread:
     def describe(self) -> dict[str, Any]:
         desc = {**self.servers[0].backend.describe(), "spec": self.spec}
         desc.pop("base_url", None)
+        dropped = sorted({p for s in self.servers
+                          for p in getattr(s.backend, "dropped", ())})
+        if dropped:  # a parameter any server's model rejected
+            desc["dropped_params"] = dropped
         return {**desc, "servers": [s.url for s in self.servers]}
 
     def server_counts(self) -> list[dict[str, Any]]:

@@ -65,17 +65,24 @@ def _shard_setup(concurrency: int, *, benchmark: str, request: RunRequest, insta
     return bench.strategies(request), clients, bench.scorer(request)
 
 
-def _record_server_counts(run: RunDir, clients: list) -> None:
-    """Per-server counts of backends spread over several servers, into run.json's backend
-    descriptions (replacing those of an earlier session of the same run)."""
-    counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
+def _record_backend_state(run: RunDir, clients: list) -> None:
+    """What the backends learnt while the run went on, into run.json's backend descriptions:
+    per-server counts of backends spread over several servers (replacing those of an
+    earlier session), and the parameters a provider rejected (added to those recorded)."""
     run = RunDir(run.path)  # the runner has written run.json since
     config = run.config
-    if not counts or config is None:
+    if config is None:
+        return
+    counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
+    dropped = {c.spec: d for c in clients if (d := c.describe().get("dropped_params"))}
+    if not counts and not dropped:
         return
     for desc in config.backends:
-        if desc.get("spec") in counts:
-            desc["server_counts"] = counts[desc["spec"]]
+        spec = desc.get("spec")
+        if spec in counts:
+            desc["server_counts"] = counts[spec]
+        if spec in dropped:
+            desc["dropped_params"] = sorted({*desc.get("dropped_params", []), *dropped[spec]})
     run.write_config(config)
 
 
@@ -142,6 +149,18 @@ def _check_fingerprints(old: Any, prints: dict[str, dict[str, Any]], run_dir: Pa
         raise RunError(f"strategy {entry.get('label')!r} changed since {run_dir} was made "
                        f"({' and '.join(changed)}): its old trajectories would count as done "
                        "for the new prompts; start a new run directory (--out NEW_DIR)")
+
+
+def _check_served(old: Any, new: Any, run_dir: Path) -> None:
+    """Refuse to resume a backend whose server now serves other weights (another served
+    root behind the same spec): its old trajectories would count as the new model's."""
+    before = {d.get("spec"): d.get("served") for d in old.backends if d.get("served")}
+    for desc in new.backends:
+        was = before.get(desc.get("spec"))
+        if was and desc.get("served") and was != desc["served"]:
+            raise RunError(f"{desc['spec']} serves other weights than when {run_dir} was "
+                           f"made ({was}, now {desc['served']}): start a new run directory "
+                           "(--out NEW_DIR)")
 
 
 async def _identify(client: Any) -> None:
@@ -229,6 +248,7 @@ async def run_async(
             prints = _record_fingerprints(plan)
             if run.config is not None:
                 _check_fingerprints(run.config, prints, run_dir)
+                _check_served(run.config, plan.config, run_dir)
                 commits = run.config.git_commits
                 plan.config = bench.resume(run.config, plan.config, run_dir)
                 plan.config.git_commits = list(dict.fromkeys([*commits,
@@ -244,7 +264,7 @@ async def run_async(
                                       processes=processes)
             result = await runner.run()
             if processes == 1:  # shard processes keep their own counts
-                _record_server_counts(run, clients)
+                _record_backend_state(run, clients)
             return result
     finally:
         for c in clients:

@@ -94,9 +94,14 @@ class SceneFunRI:
 
 
 
+#: backend description keys filled in while a run goes on (``unseen.api``)
+RUNTIME_KEYS = frozenset({"server_counts", "dropped_params"})
+
+
 def _union(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    def key(x: dict[str, Any]) -> str:  # a backend's server counts change run to run
-        return json.dumps({k: v for k, v in x.items() if k != "server_counts"}, sort_keys=True)
+    def key(x: dict[str, Any]) -> str:  # what a backend learns while it runs is no new one
+        return json.dumps({k: v for k, v in x.items() if k not in RUNTIME_KEYS},
+                          sort_keys=True)
     seen = {key(x) for x in a}
     return a + [x for x in b if key(x) not in seen]
 

@@ -17,6 +17,7 @@ from fake_providers import FakeProvider, Reply
 from helpers import read_journal
 
 import unseen
+from unseen.api import RunError
 from unseen.engine.errors import UnseenError
 
 MODEL = "Qwen/Qwen3-VL-8B"
@@ -126,3 +127,14 @@ def test_run_json_keeps_the_projects_git_commit(sample_data, tmp_path):
     config = json.loads((tmp_path / "r" / "run.json").read_text())
     commit = settings.git_commit()
     assert config["git_commits"] == ([commit] if commit else [])
+
+
+def test_a_run_directory_does_not_resume_on_other_weights(sample_data, tmp_path):
+    out = tmp_path / "r"
+    with FakeProvider(Reply(BOX)).serve(MODEL, root="/weights/v1") as srv:
+        unseen.run(sample_data, ["direct"], [f"vllm:{MODEL}@{srv.url}"], out=out, limit=1,
+                   cache=False, progress=False)
+        srv.serve(MODEL, root="/weights/v2")  # the server restarted on new weights
+        with pytest.raises(RunError, match="serves other weights.*--out NEW_DIR"):
+            unseen.run(sample_data, ["direct"], [f"vllm:{MODEL}@{srv.url}"], out=out,
+                       limit=2, cache=False, progress=False)
