@@ -260,3 +260,23 @@ def test_a_failed_trajectory_scores_as_unanswered_from_its_failure(failing_runs,
     from unseen.views.scenefunri.tui import dist_track
 
     assert dist_track(rec, gt, (w, h)) == pytest.approx([r["dist"] for r in rows])
+
+
+def test_the_curve_at_T_is_the_table_for_a_confidence_stop(sample_data, tmp_path):
+    """spoe:tau stops with the region as it was before the unsure step; that step's region
+    is that one, so the curve scores what the trajectory answers (it read the region the
+    model had picked: Dist 60.0 against the table's 70.5 on one run)."""
+    from unseen.evals.scenefunri.report import summarize
+
+    run_dir = tmp_path / "tau"
+    unseen.run(sample_data, ["spoe:T=4,tau=0.9"], ["sim"], out=run_dir, cache=False,
+               progress=False)
+    recs = _records(run_dir)
+    stopped = [r for r in recs if r["status"] == "answered" and len(r["steps"]) < 4]
+    assert stopped  # some trajectories stopped on an unsure choice
+    for r in stopped:
+        assert r["steps"][-1]["region"] == r["prediction"]
+    table = summarize([run_dir])[0]
+    last = max(curves([run_dir]), key=lambda r: r["t"])
+    for metric, column in (("dist", "dist"), ("cacc50", "cacc50"), ("iou", "miou")):
+        assert last[metric] == pytest.approx(table[column]), metric
