@@ -138,3 +138,17 @@ def test_a_run_directory_does_not_resume_on_other_weights(sample_data, tmp_path)
         with pytest.raises(RunError, match="serves other weights.*--out NEW_DIR"):
             unseen.run(sample_data, ["direct"], [f"vllm:{MODEL}@{srv.url}"], out=out,
                        limit=2, cache=False, progress=False)
+
+
+def test_show_names_what_was_served_and_why_a_reply_stopped(fp, sample_data, tmp_path,
+                                                            run_main, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    fp.default = Reply('{"box": [1, 2, 3, 4]}', served_model="gpt-5.5-2026-09-01",
+                       system_fingerprint="fp_5f1c", finish_reason="length")
+    unseen.run(sample_data, ["direct"], ["openai:gpt-5.5"], base_url=fp.openai_base_url,
+               out=tmp_path / "r", limit=1, cache=False, progress=False)
+    (rec,) = read_journal(tmp_path / "r")
+    code, out, err = run_main(["show", str(tmp_path / "r"), rec["instance_id"], "--no-images"])
+    assert code == 0, err
+    assert "served  model=gpt-5.5-2026-09-01, system_fingerprint=fp_5f1c" in out
+    assert "stopped length" in out

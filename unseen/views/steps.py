@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
+from ..engine.types import LENGTH_STOPS
 from .common import (
     PROMPT_LINES,
     REPLY_LINES,
@@ -98,6 +99,10 @@ def answer_rows(s: dict[str, Any], lines: int | None, width: int, parsed: Text) 
     return rows
 
 
+def _cut(reply: dict[str, Any]) -> bool:
+    return str(reply.get("finish_reason") or "").lower() in LENGTH_STOPS
+
+
 def step_panel(console: Console, pictures: Pictures, rec: dict[str, Any], s: dict[str, Any],
                full: bool, extra: Callable[[dict[str, Any]], Rows] | None = None) -> Panel:
     """One step as a panel; ``extra(step)`` adds a benchmark's rows after the region."""
@@ -123,6 +128,11 @@ def step_panel(console: Console, pictures: Pictures, rec: dict[str, Any], s: dic
         rows.append(("info", Text(", ".join(f"{k}={value_text(v)}"
                                             for k, v in shown_info.items()))))
     rows.append(("tokens", Text(usage_text(reply))))
+    if reply.get("finish_reason") and reply.get("finish_reason") != "stop":
+        rows.append(("stopped", Text(str(reply["finish_reason"]),
+                                     style="yellow" if _cut(reply) else "")))
+    if served := reply.get("served"):  # what the provider says it served
+        rows.append(("served", Text(", ".join(f"{k}={v}" for k, v in served.items()))))
     timing = f"latency {reply.get('latency_s') or 0:.3f} s · step {s.get('seconds') or 0:.3f} s"
     rows.append(("time", Text(timing + (" · cached" if reply.get("cached") else ""))))
     pics = [pictures.step(p) for p in parts] if pictures.on else []
