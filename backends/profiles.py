@@ -138,12 +138,25 @@ def user_profiles(path: str | Path | None = None) -> tuple[Profile, ...]:
 _active: str | None = None  # the profile file of this process's run (set by ``use``)
 
 
-def use(path: str | Path | None) -> None:
-    """Make ``path`` the user profile file of this process (``connect`` calls it); checked
-    now, so a bad file is refused before anything connects."""
+def use(path: str | Path | None) -> str | None:
+    """Make ``path`` the user profile file of this process (``connect`` calls it; a run
+    sets the one before it back when it ends); checked now, so a bad file is refused before
+    anything connects. Returns the one it replaces."""
     global _active
     user_profiles(path)
-    _active = str(path) if path else None
+    before, _active = _active, (str(path) if path else None)
+    return before
+
+
+def in_use() -> str | None:
+    """The user profile file this process's backends read now."""
+    return _active
+
+
+def restore(path: str | None) -> None:
+    """Set the user profile file back to ``path`` (unchecked: it was checked when set)."""
+    global _active
+    _active = path
 
 
 def profile_for(model: str, path: str | Path | None = None) -> Profile | None:

@@ -233,3 +233,14 @@ class RunDir:
     def lock(self, what: str = "unseen"):
         """Hold the run directory for this process (see :mod:`.lock`)."""
         return hold(self.path, what)
+
+
+def serving_text(desc: dict[str, Any] | None) -> str:
+    """How a backend sent its images and read its boxes, from its run.json description:
+    ``detail=low, max_side=512`` (image settings), ``max_pixels=...`` (Qwen2.5-VL's resize)."""
+    if not desc:
+        return ""
+    items = dict(desc.get("image") or {})
+    for k, v in (desc.get("box_settings") or {}).items():
+        items.setdefault(k, v)
+    return ", ".join(f"{k}={v}" for k, v in items.items())

@@ -21,6 +21,8 @@ from typing import Any
 
 from . import settings
 from .backends import connect
+from .backends.profiles import in_use as profiles_in_use
+from .backends.profiles import restore as restore_profiles
 from .engine.benchmark import RunRequest, detect
 from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
@@ -234,6 +236,7 @@ async def run_async(
     _check_base_urls(request.backends, base_url)
     reply_cache = ReplyCache(cache_dir) if cache else None
     clients: list = []
+    before = profiles_in_use()
     try:
         clients = [connect(b, concurrency=concurrency, cache=reply_cache, **connect_options)
                    for b in request.backends]
@@ -271,6 +274,7 @@ async def run_async(
             await c.aclose()
         if reply_cache is not None:
             reply_cache.close()
+        restore_profiles(before)  # the next run in this process reads its own
 
 
 def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),

@@ -44,6 +44,7 @@ from .measures import rows as run_rows
 from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
 from .study import TRACE_MEASURES, Design, DesignError, load_design
 from .study import Comparison as DesignComparison
+from .study_run import run_model_names
 
 #: The measures rated per condition, in table order.
 MEASURES = ("hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known",
@@ -167,6 +168,9 @@ class Analysis:
     humans: frozenset[str] = frozenset()  # models answered by people (``human`` backends)
     # replies that stopped at a length limit (the paper checks that none did)
     length_stops: int = 0
+    # per model: how its images were sent, and the parameters its provider rejected
+    serving: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, list[str]] = field(default_factory=dict)
 
     def label(self, model: str) -> str:
         """A model's name as every output shows it: ``(human)`` after a person's,
@@ -392,4 +396,26 @@ def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, 
         rows = [r for r in rows if not r.get("apparent_flag")]
         if not rows:
             raise AnalysisError("every scene of the run has the apparent-size flag")
-    return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent)
+    serving, dropped = _serving(Path(run_dir))
+    return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent,
+                   serving=serving, dropped=dropped)
+
+
+def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each design model's image settings and rejected parameters, from run.json."""
+    from ...engine.errors import UnseenError
+    from ...engine.rundir import RunDir, serving_text
+
+    try:
+        config = RunDir(run_dir).config
+    except UnseenError:
+        return {}, {}
+    names = run_model_names(run_dir)
+    serving, dropped = {}, {}
+    for desc in config.backends if config is not None else []:
+        name = names.get(desc.get("spec", ""), desc.get("model", "?"))
+        if text := serving_text(desc):
+            serving[name] = text
+        if desc.get("dropped_params"):
+            dropped[name] = list(desc["dropped_params"])
+    return serving, dropped

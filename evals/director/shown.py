@@ -104,6 +104,11 @@ def heading(analysis: Analysis) -> list[str]:
     first += (f"; {analysis.length_stops} stopped at a length limit" if analysis.length_stops
               else "; none stopped at a length limit")
     lines = [first]
+    if analysis.serving:
+        lines.append("images: " + "; ".join(f"{m} {s}" for m, s in analysis.serving.items()))
+    if analysis.dropped:
+        lines.append("rejected by the provider and dropped: " + "; ".join(
+            f"{m} {', '.join(ps)}" for m, ps in analysis.dropped.items()))
     if analysis.simulated:
         lines.append(SIMULATED.format(models=", ".join(analysis.simulated)))
     sizes = analysis.family_sizes()

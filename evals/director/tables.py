@@ -95,6 +95,7 @@ def to_dict(analysis: Analysis) -> dict[str, Any]:
         "design": {"name": d.name, "q": float(d.q), "margin": float(d.margin),
                    "samples": d.samples, "seed": d.seed},
         "n_replies": analysis.n_replies, "length_stops": analysis.length_stops,
+        "serving": analysis.serving, "dropped_params": analysis.dropped,
         "n_boot": analysis.n_boot, "seed": analysis.seed,
         "interval": 0.95, "places": PLACES, "models": analysis.models,
         "simulated": analysis.simulated, "humans": sorted(analysis.humans),

@@ -95,17 +95,6 @@ def _delta_note(rows: Sequence[dict[str, Any]]) -> str:
             "* its paired-bootstrap interval excludes 0")
 
 
-def serving_text(desc: dict[str, Any] | None) -> str:
-    """How a backend sent its images and read its boxes, from its run.json description:
-    ``detail=low, max_side=512`` (image settings), ``max_pixels=...`` (Qwen2.5-VL's resize)."""
-    if not desc:
-        return ""
-    items = dict(desc.get("image") or {})
-    for k, v in (desc.get("box_settings") or {}).items():
-        items.setdefault(k, v)
-    return ", ".join(f"{k}={v}" for k, v in items.items())
-
-
 def serving_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
     """The notes under a table that say how each model was asked: its image settings, and
     the parameters its provider rejected and unseen dropped (``Reliable`` records them)."""

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...engine.errors import UnseenError
 from ...engine.journal import JournalError, line_of
-from ...engine.rundir import RunDir, RunDirError, kind_of
+from ...engine.rundir import RunDir, RunDirError, kind_of, serving_text
 from ...renderers.figures import GridCell, GridRow
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
 from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export shows them
@@ -40,7 +40,6 @@ from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export 
     _label,
     _n,
     _nan_to_none,
-    serving_text,
 )
 from .report_formats import render  # noqa: F401 - re-exported: render(summarize(...))
 
