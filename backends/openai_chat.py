@@ -313,18 +313,31 @@ def endpoints(target: Target, base_url: str | list[str] | None, env: str) -> lis
 def _openai(target: str, *, spec: str, base_url: str | list[str] | None = None,
             api_key: str | None = None, box_format: str | None = None, timeout_s: float = 120.0,
             max_image_side: int | None = None, **_: Any):
+    return openai_backend(OpenAIChat, target, spec=spec, base_url=base_url, api_key=api_key,
+                          box_format=box_format, timeout_s=timeout_s,
+                          max_image_side=max_image_side, example="openai:gpt-4o")
+
+
+def openai_backend(cls: type, target: str, *, spec: str, base_url: str | list[str] | None,
+                   api_key: str | None, box_format: str | None, timeout_s: float,
+                   max_image_side: int | None, example: str):
+    """A backend of OpenAI's API (``cls``: Chat Completions or Responses) from its target:
+    its model, its own servers (else ``--base-url``, else ``$OPENAI_BASE_URL``), its key
+    (``key_env``, else ``$OPENAI_API_KEY``) and its image settings."""
+    provider_name = spec.partition(":")[0]
     t = split_target(target, spec)
     if not t.model:
-        raise BackendConfigError("openai needs a model: openai:MODEL, e.g. openai:gpt-4o")
+        raise BackendConfigError(f"{provider_name} needs a model: {provider_name}:MODEL, "
+                                 f"e.g. {example}")
     opts = take_options(t, OPENAI_OPTIONS, {"box_format": box_format,
                                             "max_image_side": max_image_side}, spec)
-    key, env = api_key_for(opts, "OPENAI_API_KEY", api_key, spec, "openai")
+    key, env = api_key_for(opts, "OPENAI_API_KEY", api_key, spec, provider_name)
     if not key:
         raise BackendConfigError(f"{env} is not set (needed by {spec})")
     image = image_settings(opts, spec, detail=DEFAULT_DETAIL)
-    return spread(lambda url: OpenAIChat(t.model, base_url=url, api_key=key,
-                                         box_format=opts.get("box_format"), spec=spec,
-                                         timeout_s=timeout_s, image=image),
+    return spread(lambda url: cls(t.model, base_url=url, api_key=key,
+                                  box_format=opts.get("box_format"), spec=spec,
+                                  timeout_s=timeout_s, image=image),
                   endpoints(t, base_url, "OPENAI_BASE_URL"), spec)
 
 

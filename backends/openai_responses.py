@@ -27,17 +27,12 @@ from typing import Any
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.images import data_url
 from ..engine.types import ImagePart, Message, Reply, Request, TextPart, Usage
-from .base import BackendConfigError, provider
+from .base import provider
 from .openai_chat import (
-    DEFAULT_DETAIL,
-    OPENAI_OPTIONS,
     OpenAIClientBackend,
-    api_key_for,
     choice_schema,
-    endpoints,
+    openai_backend,
 )
-from .options import image_settings, split_target, take_options
-from .servers import spread
 
 # ``incomplete_details.reason`` → finish_reason, in Chat Completions' words
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -187,18 +182,6 @@ class OpenAIResponses(OpenAIClientBackend):
 def _openai_responses(target: str, *, spec: str, base_url: str | list[str] | None = None,
                       api_key: str | None = None, box_format: str | None = None,
                       timeout_s: float = 120.0, max_image_side: int | None = None, **_: Any):
-    t = split_target(target, spec)
-    if not t.model:
-        raise BackendConfigError(
-            "openai-responses needs a model: openai-responses:MODEL, e.g. openai-responses:gpt-5-mini"
-        )
-    opts = take_options(t, OPENAI_OPTIONS, {"box_format": box_format,
-                                            "max_image_side": max_image_side}, spec)
-    key, env = api_key_for(opts, "OPENAI_API_KEY", api_key, spec, "openai-responses")
-    if not key:
-        raise BackendConfigError(f"{env} is not set (needed by {spec})")
-    image = image_settings(opts, spec, detail=DEFAULT_DETAIL)
-    return spread(lambda url: OpenAIResponses(t.model, base_url=url, api_key=key,
-                                              box_format=opts.get("box_format"), spec=spec,
-                                              timeout_s=timeout_s, image=image),
-                  endpoints(t, base_url, "OPENAI_BASE_URL"), spec)
+    return openai_backend(OpenAIResponses, target, spec=spec, base_url=base_url,
+                          api_key=api_key, box_format=box_format, timeout_s=timeout_s,
+                          max_image_side=max_image_side, example="openai-responses:gpt-5-mini")
