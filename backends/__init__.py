@@ -23,6 +23,7 @@ def connect(
     cache: ReplyCache | None = None,
     profiles: str | Path | None = None,
     cache_tag: str | None = None,
+    adaptive: bool = True,
     **options: Any,
 ) -> Reliable:
     """A ready backend from ``provider:target`` (e.g. ``openai:gpt-4o``, ``sim:strong``),
@@ -31,7 +32,9 @@ def connect(
     ``options`` go to the provider: ``base_url``, ``api_key``, ``box_format``,
     ``max_image_side``, ... ``profiles`` names a user's model-profile file (``profiles.py``);
     ``cache_tag`` is what the reply cache cannot see of the serving (a new checkpoint behind
-    the same name), part of every reply's cache key. Keys the environment lacks are read
+    the same name), part of every reply's cache key; ``adaptive=False`` keeps
+    ``concurrency`` fixed instead of a ceiling the limit adapts under (``limiter.py``). Keys
+    the environment lacks are read
     from ``./.env`` (``engine/envfile.py``).
     """
     load_env_file()
@@ -39,7 +42,7 @@ def connect(
     inner = make_backend(spec, timeout_s=timeout_s, **options)
     return Reliable(inner, concurrency=concurrency, timeout_s=timeout_s,
                     max_attempts=max_attempts, backoff_base_s=backoff_base_s, cache=cache,
-                    cache_tag=cache_tag)
+                    cache_tag=cache_tag, adaptive=adaptive)
 
 
 __all__ = [

@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any
 
-from ..engine.backend import Capabilities, ProviderError
+from ..engine.backend import RATE_HINTS, Capabilities, ProviderError, RateHints
 from ..engine.images import data_url
 from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
@@ -26,6 +26,9 @@ from .http_errors import retry_after, status_kind
 from .options import IMAGE_OPTIONS, Target, env_name, image_settings, split_target, take_options
 from .rejected import note_drop, rejected_param, without
 from .servers import spread, url_list
+
+#: the openai SDK's request header that returns the raw response (``with_raw_response``)
+RAW_RESPONSE = "X-Stainless-Raw-Response"
 
 
 def choice_schema(choices: list[str]) -> dict[str, Any]:
@@ -76,7 +79,8 @@ def classify_openai_error(exc: Exception) -> ProviderError:
         status = exc.status_code
         kind = status_kind(status, f"{text} {exc.message}")
         headers = exc.response.headers if exc.response is not None else None
-        return ProviderError(kind, f"HTTP {status}: {exc.message}", status, retry_after(headers))
+        return ProviderError(kind, f"HTTP {status}: {exc.message}", status, retry_after(headers),
+                             hints=RateHints.of(headers))
     if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
         return ProviderError("malformed", f"unreadable response: {exc}")
     if isinstance(exc, openai.OpenAIError):
@@ -116,8 +120,13 @@ class OpenAIClientBackend(BaseBackend):
             try:
                 # the low-level post skips the SDK's recursive TypedDict transform of the
                 # payload (a third of the client's CPU per call, measured); the payload is
-                # already plain JSON, and errors, timeouts and parsing stay the SDK's
-                return await client.post(path, body=sent, cast_to=cast_to)
+                # already plain JSON, and errors, timeouts and parsing stay the SDK's. The
+                # raw response (the SDK's with_raw_response header) gives the rate-limit
+                # headers too
+                raw = await client.post(path, body=sent, cast_to=cast_to,
+                                        options={"headers": {RAW_RESPONSE: "true"}})
+                RATE_HINTS.set(RateHints.of(raw.headers))
+                return raw.parse()
             except Exception as exc:
                 name = rejected_param(exc, sent)
                 if name is None:

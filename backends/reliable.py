@@ -1,6 +1,8 @@
 """Reliability around any backend: concurrency limit, timeout, retries, reply cache.
 
-- A semaphore bounds calls in flight per backend (``--concurrency``).
+- Calls in flight per backend are bounded by a limit that adapts to the provider's rate
+  limits (``limiter.AdaptiveLimit``: additive increase, multiplicative decrease on 429s,
+  Retry-After and the x-ratelimit headers obeyed); ``--concurrency`` is its ceiling.
 - Each attempt has a timeout (a backend's ``ready``, such as loading a model, runs before
   it); timeouts, connection errors, 5xx, 429 rate limits, malformed and empty replies are
   retried with exponential backoff and jitter; ``Retry-After`` is honoured when the
@@ -22,10 +24,11 @@ import random
 import time
 from typing import Any
 
-from ..engine.backend import Backend, ProviderError
+from ..engine.backend import RATE_HINTS, Backend, ProviderError
 from ..engine.cache import ReplyCache, request_key
 from ..engine.types import RETRYABLE, ErrorInfo, Reply, Request
 from .base import BaseBackend
+from .limiter import AdaptiveLimit
 
 
 class Reliable:
@@ -43,6 +46,7 @@ class Reliable:
         cache: ReplyCache | None = None,
         seed: int | None = None,
         cache_tag: str | None = None,
+        adaptive: bool = True,
     ):
         if getattr(inner, "interactive", False):
             concurrency, timeout_s, max_attempts = inner.concurrency, None, 1
@@ -59,7 +63,12 @@ class Reliable:
         self.cache_tag = cache_tag
         self._identity: dict[str, Any] | None = None
         self._identify_lock = asyncio.Lock()
-        self._sem = asyncio.Semaphore(concurrency)
+        # a person, and a backend that limits each of its servers itself (``Spread``), run
+        # at a fixed limit here
+        fixed = getattr(inner, "interactive", False) or getattr(inner, "adapts_itself", False)
+        self.limiter = AdaptiveLimit(concurrency, adaptive=adaptive and not fixed)
+        if adaptive and (per_server := getattr(inner, "set_concurrency", None)) is not None:
+            per_server(concurrency)
         self._rng = random.Random(seed)
         self.sleep = asyncio.sleep  # the wait between attempts (a test puts a fake clock here)
         self.stats = {"calls": 0, "retries": 0, "errors": 0, "cache_hits": 0}
@@ -113,8 +122,14 @@ class Reliable:
             if hit is not None:
                 self.stats["cache_hits"] += 1
                 return hit
-        async with self._sem:
+        if self.limiter.adaptive:
             reply = await self._attempts(request)
+        else:  # fixed: a slot for the whole call, its back-offs included, as a semaphore
+            ticket = await self.limiter.acquire()
+            try:
+                reply = await self._attempts(request)
+            finally:
+                await self.limiter.release(ticket)
         if key is not None and self.cache is not None:
             self.cache.put(key, self.inner.provider, self.inner.model, reply)
         return reply
@@ -126,13 +141,19 @@ class Reliable:
             self.stats["calls"] += 1
             t0 = time.perf_counter()
             retry_after: float | None = None
+            hints = None
+            # adaptive: a slot per attempt, free while backing off
+            epoch = await self.limiter.acquire() if self.limiter.adaptive else None
+            limited = False
             try:
                 if self._ready is not None:  # model start-up: not a slow call
                     await self._ready()
                     t0 = time.perf_counter()
+                RATE_HINTS.set(None)
                 # asyncio.timeout, not wait_for: no extra task per call (engine overhead)
                 async with asyncio.timeout(self.timeout_s):
                     reply = await self.inner.complete(request)
+                hints = RATE_HINTS.get()
                 if reply.error is None and not reply.text.strip() and not reply.cut:
                     # a reply cut at a length limit is an answer (reason "length"), not a
                     # failure to retry: asked again, it stops at the same limit
@@ -142,12 +163,20 @@ class Reliable:
                 return reply
             except ProviderError as exc:
                 kind, message, status, retry_after = exc.kind, exc.message, exc.status, exc.retry_after
+                hints, limited = exc.hints, exc.kind == "rate_limit"
             except TimeoutError:
                 kind, message, status = "timeout", f"no reply within {self.timeout_s:g} s", None
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in a client: typed, not retried
                 kind, message, status = "internal", f"{type(exc).__name__}: {exc}", None
+            finally:
+                # a Retry-After past the longest wait is a quota: it pauses no other call
+                pause = retry_after if limited and retry_after is not None and \
+                    retry_after <= self.max_retry_after_s else None
+                if epoch is not None:
+                    await self.limiter.release(epoch, rate_limited=limited,
+                                               retry_after=pause, hints=hints)
             if retry_after is not None and retry_after > self.max_retry_after_s:
                 message += f" (Retry-After {retry_after:g} s exceeds {self.max_retry_after_s:g} s)"
                 kind = "quota" if kind == "rate_limit" else kind

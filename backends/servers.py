@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.backend import Backend, ProviderError
+from ..engine.backend import RATE_HINTS, Backend, ProviderError
 from ..engine.types import Reply, Request
 from .base import BackendConfigError
+from .limiter import AdaptiveLimit
 
 DOWN_KINDS = frozenset({"connection", "server", "timeout"})
 
@@ -57,14 +58,25 @@ class Server:
     down_periods: int = 0
     streak: int = 0  # failed returns in a row
     down_until: float | None = None  # None: up
+    limit: AdaptiveLimit | None = None  # its own rate-limit-adapting limit (set_concurrency)
 
     def counts(self) -> dict[str, Any]:
-        return {"url": self.url, "calls": self.calls, "failures": self.failures,
-                "down_periods": self.down_periods, "up": self.down_until is None}
+        out = {"url": self.url, "calls": self.calls, "failures": self.failures,
+               "down_periods": self.down_periods, "up": self.down_until is None}
+        if self.limit is not None:
+            out["concurrency"] = self.limit.record()
+        return out
+
+    def full(self) -> bool:
+        return self.limit is not None and self.outstanding >= self.limit.current
 
 
 class Spread:
-    """A Backend over several bare backends that differ only in their server."""
+    """A Backend over several bare backends that differ only in their server; each server
+    has its own adaptive limit (``limiter.AdaptiveLimit``), so a server that rate-limits
+    slows down alone."""
+
+    adapts_itself = True  # Reliable keeps a fixed ceiling over the servers' own limits
 
     def __init__(self, backends: Sequence[Backend], urls: Sequence[str], *, spec: str,
                  backoff_base_s: float = 2.0, backoff_max_s: float = 60.0,
@@ -135,12 +147,18 @@ class Spread:
         for s in self.servers:
             s.backend.prepare(instances)
 
+    def set_concurrency(self, ceiling: int) -> None:
+        """Give each server an adaptive limit under ``ceiling`` (Reliable calls it)."""
+        for s in self.servers:
+            s.limit = AdaptiveLimit(ceiling)
+
     def _pick(self, tried: set[int]) -> int | None:
         now = self._clock()
         fresh = [i for i in range(len(self.servers)) if i not in tried]
         up = [i for i in fresh if (u := self.servers[i].down_until) is None or u <= now]
-        if up:
-            return min(up, key=lambda i: (self.servers[i].outstanding, self.servers[i].calls))
+        if up:  # one with room under its limit first, then the least loaded
+            return min(up, key=lambda i: (self.servers[i].full(), self.servers[i].outstanding,
+                                          self.servers[i].calls))
         if tried or not fresh:
             return None  # the others are down: the caller's retry backs off
         return min(fresh, key=lambda i: self.servers[i].down_until or 0.0)
@@ -167,11 +185,16 @@ class Spread:
         while (i := self._pick(tried)) is not None:
             tried.add(i)
             server = self.servers[i]
+            epoch = await server.limit.acquire() if server.limit is not None else 0
             server.outstanding += 1
             server.calls += 1
+            limited, pause, hints = False, None, None
             try:
+                RATE_HINTS.set(None)
                 reply = await server.backend.complete(request)
+                hints = RATE_HINTS.get()
             except ProviderError as exc:
+                limited, pause, hints = exc.kind == "rate_limit", exc.retry_after, exc.hints
                 if exc.kind not in DOWN_KINDS:
                     raise  # the server answered: the request's own failure
                 self._down(server)
@@ -182,7 +205,12 @@ class Spread:
                 raise
             finally:
                 server.outstanding -= 1
+                if server.limit is not None:
+                    await server.limit.release(epoch, rate_limited=limited,
+                                               retry_after=pause if limited else None,
+                                               hints=hints)
             self._up(server)
+            RATE_HINTS.set(hints)
             return reply
         assert last is not None
         raise last

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -20,16 +24,76 @@ class Capabilities(BaseModel):
     reasoning: bool = False
 
 
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
+                       r"(?:(\d+(?:\.\d+)?)ms)?$")
+MAX_HISTORY = 200  # points of the limit's course kept (thinned when longer)
+
+
+def duration_s(text: str | None) -> float | None:
+    """OpenAI's reset times (``1s``, ``6m0s``, ``20ms``, ``1h2m3.5s``) or plain seconds."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    m = _DURATION.fullmatch(text)
+    if not m or not any(m.groups()):
+        return None
+    h, mi, s, ms = (float(g) if g else 0.0 for g in m.groups())
+    return h * 3600 + mi * 60 + s + ms / 1000
+
+
+@dataclass(frozen=True)
+class RateHints:
+    """What a response's headers say of the rate limit (None: not said): OpenAI's
+    ``x-ratelimit-limit-*`` (the bucket's size), ``-remaining-*`` (left now) and ``-reset-*``
+    (the time until the bucket is full again: it refills continuously)."""
+
+    remaining_requests: int | None = None
+    remaining_tokens: int | None = None
+    reset_requests_s: float | None = None
+    reset_tokens_s: float | None = None
+    limit_requests: int | None = None
+    limit_tokens: int | None = None
+
+    @classmethod
+    def of(cls, headers: Mapping[str, str] | None) -> RateHints | None:
+        if not headers:
+            return None
+
+        def num(name: str) -> int | None:
+            value = headers.get(name)
+            try:
+                return int(float(value)) if value is not None else None
+            except ValueError:
+                return None
+
+        hints = cls(num("x-ratelimit-remaining-requests"), num("x-ratelimit-remaining-tokens"),
+                    duration_s(headers.get("x-ratelimit-reset-requests")),
+                    duration_s(headers.get("x-ratelimit-reset-tokens")),
+                    num("x-ratelimit-limit-requests"), num("x-ratelimit-limit-tokens"))
+        return hints if hints != cls() else None
+
+
+#: The rate-limit hints of the last response a backend read in this task (set by the
+#: backend, read and cleared by ``Reliable``: a context variable, so concurrent calls never
+#: see each other's)
+RATE_HINTS: ContextVar[RateHints | None] = ContextVar("unseen_rate_hints", default=None)
+
+
 class ProviderError(Exception):
     """A failed call, already classified; ``kind`` is one of ``types.ErrorKind``."""
 
     def __init__(self, kind: str, message: str, status: int | None = None,
-                 retry_after: float | None = None):
+                 retry_after: float | None = None, hints: RateHints | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.retry_after = retry_after
+        self.hints = hints
 
 
 @runtime_checkable

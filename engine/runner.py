@@ -152,6 +152,20 @@ def _who_answers(backends: Collection[Backend]) -> str:
                             if k in kinds) + ")"
 
 
+def limits_text(backends: Collection[Backend]) -> str:
+    """The progress line's word on rate limits, once a provider has sent a 429: the calls
+    in flight each backend allows now, of its ceiling, and the 429s so far."""
+    limits = [lim for b in backends if (lim := getattr(b, "limiter", None)) is not None]
+    servers = [s.limit for b in backends for s in getattr(b, "servers", ())
+               if getattr(s, "limit", None) is not None]
+    seen = sum(lim.rate_limited for lim in [*limits, *servers])
+    if not seen:
+        return ""
+    now = sum(lim.current for lim in (servers or limits))
+    ceiling = sum(lim.ceiling for lim in limits)
+    return f" · limit {min(now, ceiling)}/{ceiling} · 429s {seen}"
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -291,11 +305,12 @@ class Runner:
             SpinnerColumn(), TextColumn(f"[bold]running{sim}"), BarColumn(),
             MofNCompleteColumn(), TextColumn("{task.fields[rate]}/s"),
             TextColumn("eta"), TimeRemainingColumn(compact=True),
-            TextColumn("[red]errors {task.fields[errors]}[/] · cached {task.fields[cached]}"),
+            TextColumn("[red]errors {task.fields[errors]}[/] · cached {task.fields[cached]}"
+                       "{task.fields[limits]}"),
             disable=not self.progress, transient=False,
         )
         task = progress.add_task("run", total=total, completed=completed, errors=0, cached=0,
-                                 rate="0.0")
+                                 rate="0.0", limits="")
         return progress, task
 
     async def drain(self, items: Iterator[WorkItem], sink: Callable[[Trajectory], None]) -> None:
@@ -361,7 +376,8 @@ class Runner:
             if result.first_s is None:
                 result.first_s = elapsed
             progress.update(task, advance=1, errors=result.errors, cached=result.cache_hits,
-                            rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0")
+                            rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0",
+                            limits=limits_text(self.backends))
 
         def sink(traj: Trajectory) -> None:
             writer.append(traj)

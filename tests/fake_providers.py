@@ -128,6 +128,7 @@ class Reply:
     # for; OpenAI answers with a dated snapshot) and OpenAI's ``system_fingerprint``
     served_model: str | None = None
     system_fingerprint: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # e.g. x-ratelimit-remaining-*
 
 
 @dataclass
@@ -500,7 +501,7 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(behaviour, Reply):
                 make = {"openai": _openai_reply, "openai-responses": _responses_reply,
                         "gemini": _gemini_reply}[protocol]
-                self._send_json(200, make(behaviour, model, seq))
+                self._send_json(200, make(behaviour, model, seq), headers=behaviour.headers)
             elif isinstance(behaviour, Error):
                 self._send_error(protocol, behaviour)
             elif isinstance(behaviour, Raw):

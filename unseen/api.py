@@ -70,19 +70,22 @@ def _shard_setup(concurrency: int, *, benchmark: str, request: RunRequest, insta
 def _record_backend_state(run: RunDir, clients: list) -> None:
     """What the backends learnt while the run went on, into run.json's backend descriptions:
     per-server counts of backends spread over several servers (replacing those of an
-    earlier session), and the parameters a provider rejected (added to those recorded)."""
+    earlier session), the adaptive concurrency's course and 429s, and the parameters a
+    provider rejected (added to those recorded)."""
     run = RunDir(run.path)  # the runner has written run.json since
     config = run.config
     if config is None:
         return
     counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
     dropped = {c.spec: d for c in clients if (d := c.describe().get("dropped_params"))}
-    if not counts and not dropped:
-        return
+    limits = {c.spec: lim.record() for c in clients
+              if (lim := getattr(c, "limiter", None)) is not None and lim.adaptive}
     for desc in config.backends:
         spec = desc.get("spec")
         if spec in counts:
             desc["server_counts"] = counts[spec]
+        if spec in limits:  # the adaptive limit's course and the 429s, this session's
+            desc["concurrency_course"] = limits[spec]
         if spec in dropped:
             desc["dropped_params"] = sorted({*desc.get("dropped_params", []), *dropped[spec]})
     run.write_config(config)
@@ -206,6 +209,7 @@ async def run_async(
     max_image_side: int | None = None,
     profiles: str | Path | None = None,
     cache_tag: str | None = None,
+    adaptive: bool = True,
     timeout_s: float = settings.DEFAULT_TIMEOUT_S,
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
@@ -231,7 +235,7 @@ async def run_async(
     connect_options = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
                        "base_url": base_url, "max_image_side": max_image_side,
-                       "profiles": profiles, "cache_tag": cache_tag}
+                       "profiles": profiles, "cache_tag": cache_tag, "adaptive": adaptive}
     _check_specs(request.backends)
     _check_base_urls(request.backends, base_url)
     reply_cache = ReplyCache(cache_dir) if cache else None

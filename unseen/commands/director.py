@@ -86,7 +86,8 @@ def director_run(
     reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the provider; 'none' sends none.")] = "medium",
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: the provider's).")] = None,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
+    concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
+    fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
     base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
@@ -116,7 +117,7 @@ def director_run(
                            timeout_s=timeout, base_url=base_url, reasoning_effort=reasoning_effort,
                            temperature=temperature, max_tokens=max_tokens, progress=not quiet,
                            profiles=profiles, cache_tag=cache_tag,
-                           max_image_side=max_image_side)
+                           max_image_side=max_image_side, adaptive=not fixed_concurrency)
     except KeyboardInterrupt:
         interrupted("calls", run_dir)
     if quiet_or_resumed(result, quiet, "calls"):

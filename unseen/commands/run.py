@@ -30,7 +30,8 @@ def run(
     benchmark: Annotated[str | None, typer.Option(help="Benchmark (see `unseen benchmarks`); default: the one whose data --data holds, else scenefunri.")] = None,
     samples: Annotated[int, typer.Option(min=1, help="Samples per instance.")] = 1,
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight per backend.")] = settings.DEFAULT_CONCURRENCY,
+    concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
+    fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
     box_format: Annotated[str | None, typer.Option(help="The box convention to ask every backend for (a spec's box_format=... wins): pixel, norm1000, gemini, unit, qwen2.5, qwen3; default: each model's profile.")] = None,
     profiles: Annotated[Path | None, typer.Option(help="A model-profile file (TOML [[profile]]: pattern, box_format, sampling, ...) read before the built-in profiles: how a model unseen does not know is added (default: $UNSEEN_PROFILES).")] = None,
@@ -68,6 +69,7 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
             profiles=profiles, max_image_side=max_image_side, cache_tag=cache_tag,
+            adaptive=not fixed_concurrency,
         )
         if not strategy and defaults.rules:  # what a fixed guess earns, for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),

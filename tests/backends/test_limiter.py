@@ -1,0 +1,197 @@
+"""Concurrency that adapts to rate limits (issue 24, section 1): AIMD under the
+``--concurrency`` ceiling, Retry-After and the x-ratelimit headers obeyed, per backend and
+per server, its course and the 429s in run.json and on the progress line.
+
+Worked by hand: from 4 in flight, slow start adds one per call that comes back, so four
+successes make 8; a 429 halves it to 4 and ends slow start; then a success adds 1/4, so
+four more make 5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from fake_providers import Error, FakeProvider, Reply
+
+import unseen
+from unseen.backends.limiter import AdaptiveLimit
+from unseen.backends.openai_chat import RAW_RESPONSE
+from unseen.engine.backend import RateHints, duration_s
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def calls(lim: AdaptiveLimit, n: int, **outcome) -> None:
+    """``n`` calls in a row, each ending with ``outcome``."""
+    for _ in range(n):
+        epoch = await lim.acquire()
+        await lim.release(epoch, **outcome)
+
+
+async def test_slow_start_then_halving_once_per_window_then_additive():
+    lim = AdaptiveLimit(32, clock=Clock())
+    assert lim.current == 4
+    await calls(lim, 4)
+    assert lim.current == 8  # slow start: +1 a call
+    # a burst: eight calls in flight, all answered 429: one halving, not eight
+    epochs = [await lim.acquire() for _ in range(8)]
+    for e in epochs:
+        await lim.release(e, rate_limited=True)
+    assert lim.current == 4 and lim.rate_limited == 8 and not lim.slow_start
+    await calls(lim, 4)
+    # 4 → 4.25 → 4.485 → 4.708 → 4.920: one window adds almost one call
+    assert lim.limit == pytest.approx(4.920, abs=0.001) and lim.current == 4
+    await calls(lim, 2000)
+    assert lim.current == 32  # never past the ceiling
+    assert [p[1] for p in lim.history][:4] == [4, 5, 6, 7]
+
+
+async def test_retry_after_pauses_every_new_call_until_its_time():
+    clock = Clock()
+    lim = AdaptiveLimit(8, clock=clock)
+    epoch = await lim.acquire()
+    await lim.release(epoch, rate_limited=True, retry_after=30.0)
+    waiting = asyncio.ensure_future(lim.acquire())
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # paused: the provider said 30 s
+    clock.now += 31
+    async with lim._cond:
+        lim._cond.notify_all()
+    assert (await asyncio.wait_for(waiting, 5)).epoch == lim._epoch
+
+
+async def test_headers_slow_it_down_before_the_first_429():
+    """A response says 3 of 5 calls are left and the bucket is full again in 10 s: it
+    refills at (5 - 3) / 10 = 0.2 calls a second, counted with a margin as 0.19. Three calls
+    start at once; the fourth waits for the refill (1 / 0.19 = 5.3 s), without a 429."""
+    clock = Clock()
+    lim = AdaptiveLimit(16, start=16, clock=clock)
+    epoch = await lim.acquire()
+    await lim.release(epoch, hints=RateHints(remaining_requests=3, reset_requests_s=10.0,
+                                             limit_requests=5))
+    for _ in range(3):
+        await asyncio.wait_for(lim.acquire(), 5)
+    waiting = asyncio.ensure_future(lim.acquire())
+    await asyncio.sleep(0.05)
+    assert not waiting.done() and lim.rate_limited == 0
+    clock.now += 5.0
+    async with lim._cond:
+        lim._cond.notify_all()
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # 5 s is not yet 5.3
+    clock.now += 0.5
+    async with lim._cond:
+        lim._cond.notify_all()
+    await asyncio.wait_for(waiting, 5)
+    # no bucket size said and nothing left: wait for the whole reset
+    other = AdaptiveLimit(16, clock=clock)
+    epoch = await other.acquire()
+    await other.release(epoch, hints=RateHints(remaining_requests=0, reset_requests_s=20.0))
+    waiting = asyncio.ensure_future(other.acquire())
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    clock.now += 21
+    async with other._cond:
+        other._cond.notify_all()
+    await asyncio.wait_for(waiting, 5)
+
+
+def test_openais_header_forms_are_read():
+    assert duration_s("6m0s") == 360 and duration_s("20ms") == 0.02
+    assert duration_s("1h2m3.5s") == 3723.5 and duration_s("2") == 2 and duration_s("x") is None
+    hints = RateHints.of({"x-ratelimit-limit-requests": "60",
+                          "x-ratelimit-limit-tokens": "150000",
+                          "x-ratelimit-remaining-requests": "59",
+                          "x-ratelimit-remaining-tokens": "149984",
+                          "x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6ms"})
+    assert hints == RateHints(59, 149984, 1.0, 0.006, 60, 150000)
+    assert RateHints.of({"content-type": "application/json"}) is None
+
+
+def test_the_raw_response_header_is_the_sdks():
+    from openai._constants import RAW_RESPONSE_HEADER
+
+    assert RAW_RESPONSE == RAW_RESPONSE_HEADER
+
+
+def bucket(rate: float, capacity: int, text: str = '{"box": [100, 200, 300, 400]}'):
+    """A behaviour: a token bucket of ``rate`` requests/s; empty → 429 with Retry-After."""
+    import threading
+    import time
+
+    state = {"tokens": float(capacity), "t": time.monotonic()}
+    lock = threading.Lock()
+
+    def behave(rec):
+        with lock:
+            now = time.monotonic()
+            state["tokens"] = min(capacity, state["tokens"] + (now - state["t"]) * rate)
+            state["t"] = now
+            if state["tokens"] < 1:
+                wait = (1 - state["tokens"]) / rate
+                return Error(429, headers={"Retry-After": f"{wait:.2f}"})
+            state["tokens"] -= 1
+            left = int(state["tokens"])
+        full = (capacity - state["tokens"]) / rate  # OpenAI's reset: until the bucket is full
+        return Reply(text, headers={
+            "x-ratelimit-limit-requests": str(capacity),
+            "x-ratelimit-remaining-requests": str(left),
+            "x-ratelimit-reset-requests": f"{full * 1000:.0f}ms"})
+
+    return behave
+
+
+def test_a_rate_limited_provider_slows_the_run_and_run_json_says_so(fp, sample_data, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    fp.default = bucket(rate=40, capacity=4)
+    res = unseen.run(sample_data, ["direct"], ["openai:gpt-4o"], base_url=fp.openai_base_url,
+                     out=tmp_path / "r", limit=24, cache=False, progress=False, concurrency=16,
+                     backoff_base_s=0.01)
+    assert res.answered == 24 and res.errors == 0
+    desc = json.loads((tmp_path / "r" / "run.json").read_text())["backends"][0]
+    course = desc["concurrency_course"]
+    assert course["ceiling"] == 16 and course["history"][0] == [0.0, 4]
+    limited = sum(1 for r in fp.requests) - 24
+    assert course["rate_limited"] == limited
+    if limited:  # a loaded machine may stay under the bucket's rate: then no 429 at all
+        assert min(p[1] for p in course["history"][1:]) < 16
+
+
+def test_fixed_concurrency_keeps_its_limit(fp, sample_data, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    fp.default = Reply('{"box": [100, 200, 300, 400]}', delay=0.02)
+    unseen.run(sample_data, ["direct"], ["openai:gpt-4o"], base_url=fp.openai_base_url,
+               out=tmp_path / "r", limit=12, cache=False, progress=False, concurrency=6,
+               adaptive=False)
+    desc = json.loads((tmp_path / "r" / "run.json").read_text())["backends"][0]
+    assert "concurrency_course" not in desc
+    assert fp.max_in_flight == 6  # all six from the first call, no slow start
+
+
+def test_each_server_of_a_backend_adapts_alone(sample_data, tmp_path):
+    model = "Qwen/Qwen3-VL-8B"
+    box = '{"bbox_2d": [100, 200, 300, 400]}'
+    with FakeProvider(bucket(rate=20, capacity=2, text=box)).serve(model) as tight, \
+            FakeProvider(Reply(box, delay=0.01)).serve(model) as free:
+        res = unseen.run(sample_data, ["direct"], [f"vllm:{model}@{tight.url},{free.url}"],
+                         out=tmp_path / "r", limit=24, cache=False, progress=False,
+                         concurrency=8, backoff_base_s=0.01)
+        urls = tight.url, free.url
+    assert res.answered == 24
+    desc = json.loads((tmp_path / "r" / "run.json").read_text())["backends"][0]
+    counts = {c["url"].removesuffix("/v1"): c for c in desc["server_counts"]}
+    tight_url, free_url = urls
+    assert counts[free_url]["concurrency"]["rate_limited"] == 0
+    course = counts[tight_url]["concurrency"]
+    if course["rate_limited"]:  # the bucket's 429s lowered this server's limit alone
+        assert min(p[1] for p in course["history"][1:]) < 8
+    assert counts[free_url]["concurrency"]["history"][-1][1] > 4  # it grew
