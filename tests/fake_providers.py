@@ -484,14 +484,10 @@ class _Handler(BaseHTTPRequestHandler):
             model=model,
         )
         provider = self.server.provider
-        seq = provider._record(rec)
-        behaviour = provider._next()
-        if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
-            try:
-                behaviour = behaviour(rec)
-            except Exception as exc:  # surface bugs in test callables as a 500
-                self._send_error(protocol, Error(500), detail=f"behaviour raised {exc!r}")
-                return
+        seq, behaviour, detail = provider._take(rec)
+        if detail is not None:  # surface bugs in test callables as a 500
+            self._send_error(protocol, behaviour, detail=detail)
+            return
         provider._enter()
         try:
             if not provider._sleep(getattr(behaviour, "delay", 0.0)):
@@ -511,13 +507,16 @@ class _Handler(BaseHTTPRequestHandler):
             provider._leave()
 
     def _send_error(self, protocol: str, err: Error, detail: str | None = None) -> None:
-        body = err.body
-        if body is None:
-            make = _gemini_error_body if protocol == "gemini" else _openai_error_body
-            body = make(err.status)
-            if detail:
-                body["error"]["message"] = detail
-        self._send_json(err.status, body, headers=err.headers)
+        self._send_json(err.status, _error_body(protocol, err, detail), headers=err.headers)
+
+
+def _error_body(protocol: str, err: Error, detail: str | None = None) -> dict:
+    if err.body is not None:
+        return err.body
+    body = (_gemini_error_body if protocol == "gemini" else _openai_error_body)(err.status)
+    if detail:
+        body["error"]["message"] = detail
+    return body
 
 
 class FakeProvider:
@@ -562,6 +561,18 @@ class FakeProvider:
     def _next(self) -> Behaviour:
         with self._lock:
             return self._queue.popleft() if self._queue else self.default
+
+    def _take(self, rec: Recorded) -> tuple[int, Behaviour, str | None]:
+        """Record ``rec`` and take its behaviour, calling a callable one: (sequence number,
+        behaviour, None), or (seq, Error(500), why) when the callable raised."""
+        seq = self._record(rec)
+        behaviour = self._next()
+        if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
+            try:
+                behaviour = behaviour(rec)
+            except Exception as exc:
+                return seq, Error(500), f"behaviour raised {exc!r}"
+        return seq, behaviour, None
 
     def _enter(self) -> None:
         with self._lock:
