@@ -58,7 +58,8 @@ Gemini Developer API (``{v}`` is any of v1, v1beta, v1alpha, v1beta1)
       ``{"error": {"code", "message"}}`` (``code`` the gRPC code of an ``Error``'s HTTP status:
       429 -> 8, 500 -> 13, ...), with the request's ``metadata`` echoed; a file input gives
       ``responsesFile`` instead, a generated JSONL file of ``{"key", "response"}`` /
-      ``{"key", "error"}`` lines, also in input order (Google documents both orders).
+      ``{"key", "error"}`` lines, also in input order (Google's reference promises input
+      order for both).
       Requests are recorded with protocol ``gemini`` and ``batch_id`` the job's name.
     * Expired: BATCH_STATE_EXPIRED with no output and no request run (Google: an expired job
       has no results). Failed: BATCH_STATE_FAILED with the Operation's ``error``. Cancel:
@@ -83,8 +84,8 @@ openai
       ``base_url=.../v1`` they are the ``/v1/...`` ones above; ``files.create`` sends
       ``multipart/form-data`` with the fields ``purpose`` and ``file`` (its filename as given
       in a ``(name, bytes)`` tuple; ``expires_after`` as ``expires_after[anchor]`` /
-      ``expires_after[seconds]``); ``files.content`` sends ``Accept: application/binary`` and
-      returns an ``HttpxBinaryResponseContent`` (the bytes: ``.content`` / ``.read()``).
+      ``expires_after[seconds]``); ``files.content`` returns an
+      ``HttpxBinaryResponseContent`` (the bytes: ``.content`` / ``.read()``).
     * ``Batch``, ``FileObject`` and ``FileDeleted`` keep unknown fields (``model_extra``),
       and the client builds replies WITHOUT validation unless it is made with
       ``_strict_response_validation=True`` (then a reply that does not validate raises
@@ -101,8 +102,8 @@ google-genai
       ``ValueError``) and send the bare id; ``files.upload`` sends ``POST
       /upload/{v}/files`` (headers ``X-Goog-Upload-Protocol: resumable``,
       ``X-Goog-Upload-Command: start``, ``X-Goog-Upload-Header-Content-Length`` / ``-Type``),
-      then posts the bytes to the returned URL with its scheme and host replaced by
-      ``base_url``'s; ``files.download(file="files/x")`` sends ``GET
+      then posts the bytes to the returned URL (with its scheme and host replaced by
+      ``base_url``'s, per the source); ``files.download(file="files/x")`` sends ``GET
       /{v}/files/x:download?alt=media``.
     * A ``src`` list of dicts becomes ``inlined_requests``; each request's ``config`` is sent
       as ``generationConfig`` (its ``system_instruction`` as the request's

@@ -205,6 +205,19 @@ def test_openai_objects_validate_strictly_as_the_sdk_types(fp):
             client.files.retrieve(file_json["id"])
 
 
+def test_openai_upload_fields(fp):
+    """files.create's multipart fields: the filename of a (name, bytes) tuple, and
+    ``expires_after`` sent as ``expires_after[anchor]`` / ``expires_after[seconds]``."""
+    with soa(fp) as client:
+        f = client.files.create(file=("mine.jsonl", b"{}\n"), purpose="batch",
+                                expires_after={"anchor": "created_at", "seconds": 3600})
+        default = client.files.create(file=("other.jsonl", b"{}\n"), purpose="batch")
+        assert client.files.content(f.id).content == b"{}\n"
+    assert (f.filename, f.bytes, f.purpose) == ("mine.jsonl", 3, "batch")
+    assert f.expires_at == f.created_at + 3600
+    assert default.expires_at == default.created_at + 30 * 86400  # batch files: 30 days
+
+
 def test_strict_check_catches_extra_and_missing_fields():
     good = {"id": "f", "object": "file", "deleted": True}
     assert_strict(FileDeleted, good)
