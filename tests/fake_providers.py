@@ -16,6 +16,9 @@ It speaks just enough of two wire protocols for the REAL SDKs to work against
 * Gemini ``generateContent``: ``POST /{v1beta,v1,v1alpha}/models/{model}:generateContent``.
   Point ``genai.Client(api_key="x", http_options=types.HttpOptions(base_url=fp.gemini_base_url))``
   at it.
+* The batch APIs of both (OpenAI Files + Batches, Gemini batch jobs and Files), served by
+  ``tests/fake_batches.py`` (see its docstring): each batched request takes the next behaviour
+  as a synchronous one does, and is recorded with ``Recorded.batch_id`` set.
 
 Each request consumes the next scripted behaviour (:meth:`FakeProvider.script`),
 or the default one when the queue is empty. Behaviours are :class:`Reply`,
@@ -108,6 +111,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import fake_batches
+
 DEFAULT_TEXT = '{"box": [0.1, 0.1, 0.5, 0.5]}'
 FAKE_MODEL_ID = "fake-model"
 
@@ -158,6 +163,11 @@ class Recorded:
     headers: dict[str, str]  # lower-cased names
     body: dict
     model: str
+    # set for a request that came in a batch: the batch's id (OpenAI ``batch_...``, Gemini
+    # ``batches/...``) and the line's ``custom_id`` (Gemini: the file line's ``key``, or an
+    # inlined request's ``metadata["key"]``)
+    batch_id: str | None = None
+    custom_id: str | None = None
 
 
 Behaviour = Reply | Error | Raw | Callable[[Recorded], "Reply | Error | Raw"]
@@ -453,7 +463,12 @@ class _Handler(BaseHTTPRequestHandler):
                      for name, fields in self.server.provider.models.items()]
             self.server.provider.models_calls += 1
             self._send_json(200, {"object": "list", "data": data})
-        else:
+        elif not fake_batches.route(self, "GET"):
+            self._not_found()
+
+    def do_DELETE(self) -> None:
+        self._read_body()
+        if not fake_batches.route(self, "DELETE"):
             self._not_found()
 
     def do_POST(self) -> None:
@@ -467,7 +482,8 @@ class _Handler(BaseHTTPRequestHandler):
             protocol = "gemini"
             gemini_model = unquote(m.group(1))
         else:
-            self._not_found()
+            if not fake_batches.route(self, "POST", raw):
+                self._not_found()
             return
         try:
             body = json.loads(raw or b"{}")
@@ -485,14 +501,10 @@ class _Handler(BaseHTTPRequestHandler):
             model=model,
         )
         provider = self.server.provider
-        seq = provider._record(rec)
-        behaviour = provider._next()
-        if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
-            try:
-                behaviour = behaviour(rec)
-            except Exception as exc:  # surface bugs in test callables as a 500
-                self._send_error(protocol, Error(500), detail=f"behaviour raised {exc!r}")
-                return
+        seq, behaviour, detail = provider._take(rec)
+        if detail is not None:  # surface bugs in test callables as a 500
+            self._send_error(protocol, behaviour, detail=detail)
+            return
         provider._enter()
         try:
             if not provider._sleep(getattr(behaviour, "delay", 0.0)):
@@ -512,17 +524,22 @@ class _Handler(BaseHTTPRequestHandler):
             provider._leave()
 
     def _send_error(self, protocol: str, err: Error, detail: str | None = None) -> None:
-        body = err.body
-        if body is None:
-            make = _gemini_error_body if protocol == "gemini" else _openai_error_body
-            body = make(err.status)
-            if detail:
-                body["error"]["message"] = detail
-        self._send_json(err.status, body, headers=err.headers)
+        self._send_json(err.status, _error_body(protocol, err, detail), headers=err.headers)
 
 
-class FakeProvider:
+def _error_body(protocol: str, err: Error, detail: str | None = None) -> dict:
+    if err.body is not None:
+        return err.body
+    body = (_gemini_error_body if protocol == "gemini" else _openai_error_body)(err.status)
+    if detail:
+        body["error"]["message"] = detail
+    return body
+
+
+class FakeProvider(fake_batches.BatchesMixin):
     """Threaded fake OpenAI (chat and responses) + Gemini server on 127.0.0.1 (see module docstring)."""
+
+    _recorded_type = Recorded  # what fake_batches records batched requests as
 
     def __init__(self, default: Behaviour | None = None, *, port: int = 0):
         self.default: Behaviour = default if default is not None else Reply(DEFAULT_TEXT)
@@ -539,6 +556,7 @@ class FakeProvider:
         # the models GET /v1/models lists as a vLLM server does (``serve``); kept by reset
         self.models: dict[str, dict[str, Any]] = {}
         self.models_calls = 0
+        self._init_batches()  # batch_calls, batch_polls, ... (fake_batches.BatchesMixin)
 
     def serve(self, model: str, **fields: Any) -> FakeProvider:
         """List ``model`` in GET /v1/models, as a vLLM server lists what it serves
@@ -559,10 +577,42 @@ class FakeProvider:
             self.requests.clear()
             self.max_in_flight = self.in_flight
             self.default = default if default is not None else Reply(DEFAULT_TEXT)
+        self._reset_batches()
 
     def _next(self) -> Behaviour:
         with self._lock:
             return self._queue.popleft() if self._queue else self.default
+
+    def _take(self, rec: Recorded) -> tuple[int, Behaviour, str | None]:
+        """Record ``rec`` and take its behaviour, calling a callable one: (sequence number,
+        behaviour, None), or (seq, Error(500), why) when the callable raised."""
+        seq = self._record(rec)
+        behaviour = self._next()
+        if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
+            try:
+                behaviour = behaviour(rec)
+            except Exception as exc:
+                return seq, Error(500), f"behaviour raised {exc!r}"
+        return seq, behaviour, None
+
+    def _batch_line(self, rec: Recorded) -> tuple[int, Any]:
+        """A batched request's answer, as the synchronous endpoint would give it, without its
+        delay: (200, the reply's body) for a Reply, (status, provider-shaped error body) for an
+        Error, (status, parsed JSON or text) for a Raw, (0, the behaviour) for any other."""
+        seq, behaviour, detail = self._take(rec)
+        if isinstance(behaviour, Reply):
+            make = {"openai": _openai_reply, "openai-responses": _responses_reply,
+                    "gemini": _gemini_reply}[rec.protocol]
+            return 200, make(behaviour, rec.model, seq)
+        if isinstance(behaviour, Error):
+            return behaviour.status, _error_body(rec.protocol, behaviour, detail)
+        if isinstance(behaviour, Raw):
+            text = behaviour.body.decode("utf-8", "replace")
+            try:
+                return behaviour.status, json.loads(text)
+            except ValueError:
+                return behaviour.status, text
+        return 0, behaviour
 
     def _enter(self) -> None:
         with self._lock:
