@@ -186,3 +186,33 @@ def profiles(
                       "yes" if p.sampling else "no", "yes" if p.logprobs else "no",
                       escape(p.source + (f" ({p.origin})" if p.origin != "built-in" else "")))
     out.print(table)
+
+
+@commands.command()
+def prices(
+    model: Annotated[str | None, typer.Argument(help="A model name: show the price it gets.")] = None,
+    prices_file: Annotated[Path | None, typer.Option("--prices", help="A user price file, read before the built-in table (default: $UNSEEN_PRICES).")] = None,
+) -> None:
+    """List the price table (USD per million tokens: input, cached input, output; the batch
+    discount; when each was read and where), or the price a model gets: the first whose
+    pattern occurs in its name, a user's file first. A model without one has no price."""
+    from rich.table import Table
+
+    from ..backends.prices import built_in, price_for, user_prices
+
+    table_rows = [*user_prices(prices_file), *built_in()]
+    if model is not None:
+        found = price_for(model, prices_file)
+        if found is None:
+            raise UserError(f"no price for {model}: no entry of the price table matches it; "
+                            "add one in a price file (--prices FILE or $UNSEEN_PRICES, "
+                            "[[price]] pattern, input, cached_input, output, date, source)")
+        table_rows = [found]
+    table = Table(title=f"the price of {model}" if model else "prices, USD per 1M tokens",
+                  title_justify="left")
+    for col in ("pattern", "in/cached/out", "batch", "read", "source"):
+        table.add_column(col, overflow="fold")
+    for p in table_rows:
+        table.add_row(escape(p.pattern), p.rates(), f"-{100 * p.batch_discount:g}%", p.date,
+                      escape(p.source + (f" ({p.origin})" if p.origin != "built-in" else "")))
+    out.print(table)
