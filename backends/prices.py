@@ -207,6 +207,11 @@ def use(path: str | Path | None) -> str | None:
     return before
 
 
+def in_use() -> str | None:
+    """The user price file this process reads now (set by :func:`use`)."""
+    return _active
+
+
 def restore(path: str | None) -> None:
     """Set the user price file back to ``path`` (unchecked: it was checked when set)."""
     global _active

@@ -96,6 +96,8 @@ def director_run(
     cache_tag: Annotated[str | None, typer.Option(help="Text added to every reply's cache key: what unseen cannot see of the serving (a new checkpoint behind the same model name).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new call starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """Run a Director study: every batch's calls in one seeded random order per model.
 
@@ -116,7 +118,7 @@ def director_run(
                            timeout_s=timeout, base_url=base_url, reasoning_effort=reasoning_effort,
                            temperature=temperature, max_tokens=max_tokens, progress=not quiet,
                            profiles=profiles, cache_tag=cache_tag,
-                           max_image_side=max_image_side)
+                           max_image_side=max_image_side, max_cost=max_cost, prices=prices)
     except KeyboardInterrupt:
         interrupted("calls", run_dir)
     if quiet_or_resumed(result, quiet, "calls"):

@@ -44,6 +44,8 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
     allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new trajectory starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
@@ -68,8 +70,9 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
             profiles=profiles, max_image_side=max_image_side, cache_tag=cache_tag,
+            max_cost=max_cost, prices=prices,
         )
-        if not strategy and defaults.rules:  # what a fixed guess earns, for scale; no model
+        if not strategy and defaults.rules and not result.cost_capped:  # for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),
                             benchmark=bench.name, samples=samples, limit=limit, out=run_dir,
                             progress=False)
