@@ -20,6 +20,8 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -207,6 +209,16 @@ def use(path: str | Path | None) -> str | None:
     return before
 
 
+@contextmanager
+def using(path: str | Path | None) -> Iterator[None]:
+    """:func:`use` ``path`` while the block runs (a command's), then the one before."""
+    before = use(path)
+    try:
+        yield
+    finally:
+        restore(before)
+
+
 def in_use() -> str | None:
     """The user price file this process reads now (set by :func:`use`)."""
     return _active
@@ -226,19 +238,3 @@ def price_for(model: str, path: str | Path | None = None) -> Price | None:
             return price
     return None
 
-
-def legend(priced: dict[str, Price | None]) -> str:
-    """The line under a table that says which prices its costs use: ``cost: USD from the
-    journal's token counts × prices per 1M tokens in/cached/out: gpt-4o $2.50/$1.25/$10.00
-    (built-in, read 2026-12-02); no price: acme-7b``; empty without models."""
-    if not priced:
-        return ""
-    known = [f"{m} {p.rates()} ({p.describe()})" for m, p in priced.items() if p is not None]
-    unknown = [m for m, p in priced.items() if p is None]
-    parts = []
-    if known:
-        parts.append("prices per 1M tokens in/cached/out: " + "; ".join(known))
-    if unknown:
-        parts.append("no price (cost not shown; add one with --prices FILE): "
-                     + ", ".join(unknown))
-    return "cost: USD from the journal's token counts; " + "; ".join(parts)

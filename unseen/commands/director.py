@@ -140,13 +140,18 @@ def director_analyze(
     n_boot: Annotated[int, typer.Option(min=100, help="Scene resamples for each rate's interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the scene resamples.")] = 0,
     drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size'), and list the verdicts that change against all scenes.")] = False,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost per model (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """The study's tables: rates per condition and the design's comparisons in points, with
-    95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
+    95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts; each real
+    model's cost in US dollars (its replies' token counts × the price table)."""
+    from ..backends.prices import using
     from ..director_analyze import analyze_command
 
-    analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper, n_boot=n_boot,
-                    seed=seed, drop_apparent=drop_apparent, console=out, status=err)
+    with using(prices):
+        analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper,
+                        n_boot=n_boot, seed=seed, drop_apparent=drop_apparent, console=out,
+                        status=err)
 
 
 @director_app.command("code")
