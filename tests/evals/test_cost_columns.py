@@ -12,8 +12,12 @@ import json
 import pytest
 from fake_providers import Reply
 from helpers import read_journal, run_tiny_study, tiny_design
+from rich.console import Console
 
 import unseen
+from unseen.backends.prices import using
+from unseen.engine.rundir import RunDir
+from unseen.views import CompareOptions, views_for
 
 PRICES = ('[[price]]\npattern = "acme-vision"\ninput = 100.0\ncached_input = 10.0\n'
           'output = 1000.0\nbatch_discount = 0.5\ndate = 2026-12-01\nsource = "a test"\n')
@@ -87,20 +91,27 @@ def test_md_csv_and_latex_have_the_cost_columns_and_the_legend(run_main, run_dir
     assert "USD/inst. & USD total" in tex and f"& {CALL_COST:.3f} & {N * CALL_COST:.3f}" in tex
 
 
+def shown(renderable, width: int) -> str:
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
 @pytest.mark.parametrize("width", [80, 120])
-def test_the_table_shows_the_cost_or_says_it_left_it_out(run_main, run_dir, prices_file,
-                                                         monkeypatch, width):
-    monkeypatch.setenv("COLUMNS", str(width))
-    text = compare(run_main, run_dir, "--prices", str(prices_file))
+def test_the_table_shows_the_cost_or_says_it_left_it_out(run_dir, prices_file, width):
+    with using(prices_file):
+        table = views_for("scenefunri").compare([RunDir.open(run_dir)], CompareOptions(),
+                                                "table", width)
+    text = shown(table, width)
     assert max(len(line) for line in text.splitlines()) <= width
     header = next(line for line in text.splitlines() if "model / strategy" in line)
-    if "$/inst" in header:
+    if width == 120:
+        assert "$/inst" in header
         assert f"{CALL_COST:.3f}" in text and f"Σ{N * CALL_COST:.3f}" in text
-        assert "cost: USD per instance" in text
+        assert "cost: USD per instance" in text and "read 2026-12-01" in text
     else:  # left out like the other costs, and said so
-        assert "$/inst" in text.split("left out at this width:")[1]
-    if width == 80:
         assert "$/inst" not in header
+        assert "$/inst" in " ".join(text.split()).split("left out at this width:")[1]
 
 
 def test_a_journal_before_cached_tokens_still_reads_and_costs(run_main, run_dir, prices_file,
@@ -121,11 +132,13 @@ def test_a_journal_before_cached_tokens_still_reads_and_costs(run_main, run_dir,
     assert rows["acme-vision-7b"]["cost_usd"] == pytest.approx((1000 * 100 + 100 * 1000) / 1e6)
 
 
-def test_show_and_the_export_carry_the_cost(run_main, run_dir, prices_file, tmp_path,
-                                            monkeypatch):
-    monkeypatch.setenv("COLUMNS", "140")
-    code, out, err = run_main(["show", str(run_dir), "--prices", str(prices_file)])
-    assert code == 0, err
+def test_show_and_the_export_carry_the_cost(run_main, run_dir, prices_file, tmp_path):
+    from unseen.views.show import show_summary
+
+    console = Console(file=io.StringIO(), width=140, color_system=None)
+    with using(prices_file):
+        show_summary(console, run_dir, strategy=None, model=None)
+    out = console.file.getvalue()
     assert "$/inst" in out and f"{CALL_COST:.3f}" in out and "read 2026-12-01" in out
     inst = read_journal(run_dir)[0]["instance_id"]
     code, out, err = run_main(["show", str(run_dir), inst, "--model", "acme-vision-7b",
