@@ -196,10 +196,14 @@ class Gemini(BaseBackend):
         answer = "".join(p.text for p in parts if p.text and not p.thought)
         thoughts = "\n".join(p.text for p in parts if p.text and p.thought)
         um = resp.usage_metadata
+        # as OpenAI counts them (and bills them): the thoughts are output, the cached
+        # content part of the prompt
+        thinking = (um.thoughts_token_count or 0) if um else 0
         usage = Usage(
             input_tokens=(um.prompt_token_count or 0) if um else 0,
-            output_tokens=(um.candidates_token_count or 0) if um else 0,
-            reasoning_tokens=(um.thoughts_token_count or 0) if um else 0,
+            output_tokens=((um.candidates_token_count or 0) + thinking) if um else 0,
+            reasoning_tokens=thinking,
+            cached_input_tokens=(um.cached_content_token_count or 0) if um else 0,
         )
         logprobs = None
         lp = getattr(cand, "logprobs_result", None)

@@ -274,10 +274,13 @@ class OpenAIChat(OpenAIClientBackend):
         usage = Usage()
         if resp.usage is not None:
             details = getattr(resp.usage, "completion_tokens_details", None)
+            prompt = getattr(resp.usage, "prompt_tokens_details", None)
             usage = Usage(
                 input_tokens=resp.usage.prompt_tokens or 0,
                 output_tokens=resp.usage.completion_tokens or 0,
                 reasoning_tokens=(getattr(details, "reasoning_tokens", None) or 0) if details else 0,
+                # the part of prompt_tokens the provider's prompt cache served
+                cached_input_tokens=(getattr(prompt, "cached_tokens", None) or 0) if prompt else 0,
             )
         logprobs = None
         if choice.logprobs is not None and choice.logprobs.content:

@@ -127,7 +127,8 @@ def read_response(resp: Any) -> tuple[str, str | None, Usage, str | None]:
     if isinstance(u, dict):
         usage = Usage(input_tokens=_count(u, "input_tokens"),
                       output_tokens=_count(u, "output_tokens"),
-                      reasoning_tokens=_count(u.get("output_tokens_details"), "reasoning_tokens"))
+                      reasoning_tokens=_count(u.get("output_tokens_details"), "reasoning_tokens"),
+                      cached_input_tokens=_count(u.get("input_tokens_details"), "cached_tokens"))
     return text, "\n\n".join(summaries) or None, usage, finish
 
 

@@ -82,6 +82,7 @@ class _Usage(TypedDict, total=False):
     input_tokens: int
     output_tokens: int
     reasoning_tokens: int
+    cached_input_tokens: int  # journals before it lack it: counted as 0
 
 
 @with_config(ConfigDict(strict=True))

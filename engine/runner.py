@@ -8,6 +8,11 @@ A backend with an ``attach(run_dir, todo)`` coroutine (a person's page) gets it 
 the first call, with the number of trajectories it is to answer; while a trajectory runs,
 :data:`CURRENT_KEY` holds its key, so such a backend can tell which item a request is of. A
 ``serial`` backend runs its trajectories one at a time (see :meth:`Runner.drain`).
+
+With a cost cap (``max_cost``, in US dollars, and ``cost_of``, what a finished trajectory
+cost), the runner adds up what each finished trajectory spent; once that reaches the cap it
+hands out no new trajectory, lets those in flight finish and be journaled, and says so in
+the result (``RunResult.cost_capped``): a rerun with the same run directory resumes.
 """
 
 from __future__ import annotations
@@ -118,6 +123,10 @@ class RunResult:
     # replies cut at a length limit, and trajectories answered by a fallback, by strategy
     length_stops: int = 0
     fallbacks: dict[str, int] = field(default_factory=dict)
+    # the cost cap: US dollars this call spent, the cap, and whether the run stopped at it
+    spent: float = 0.0
+    max_cost: float | None = None
+    cost_capped: bool = False
 
     def add(self, status: str, error_kind: str | None, cached_steps: int,
             message: str = "", notes: dict[str, Any] | None = None,
@@ -188,6 +197,8 @@ class Runner:
         setup: Callable[[int], tuple[list[StrategySpec], list[Backend], Scorer | None]] | None = None,
         order: Callable[[set[str]], Iterator[WorkItem]] | None = None,
         total: int | None = None,
+        max_cost: float | None = None,
+        cost_of: Callable[[Trajectory], float] | None = None,
     ):
         """``processes > 1`` shards the work over that many processes, each rebuilding its
         strategies and backends with ``setup(concurrency_per_process)`` (a picklable
@@ -195,7 +206,13 @@ class Runner:
         yields the items not yet done in a benchmark's own order (its plan), ``total``
         counting them all; without it, every backend × strategy × instance × sample. A
         strategy that cannot work with the benchmark or a backend is refused here
-        (:func:`check_pairing`) by the run pipeline, before any file is written."""
+        (:func:`check_pairing`) by the run pipeline, before any file is written.
+        ``max_cost`` (US dollars) caps what the trajectories of this call may spend, each
+        priced by ``cost_of``; it is counted in one process (``processes`` 1)."""
+        if max_cost is not None and (cost_of is None or processes > 1):
+            raise ValueError("a cost cap needs cost_of and one process")
+        self.max_cost = max_cost
+        self.cost_of = cost_of
         self.order = order
         self._total = total
         self.instances = instances
@@ -217,6 +234,15 @@ class Runner:
         return cls(plan.instances, plan.strategies, backends, run_dir, plan.config,
                    samples=plan.samples, score=plan.score, setup=plan.setup, order=plan.order,
                    total=plan.total, **kwargs)
+
+    def _capped(self, items: Iterator[WorkItem], result: RunResult) -> Iterator[WorkItem]:
+        """``items`` until the spent cost reaches the cap: then no new one is handed out
+        (those in flight finish), and the result says the run stopped at the cap."""
+        for item in items:
+            if self.max_cost is not None and result.spent >= self.max_cost:
+                result.cost_capped = True
+                return
+            yield item
 
     def _items(self, done: set[str]) -> Iterator[WorkItem]:
         if self.order is not None:
@@ -352,7 +378,7 @@ class Runner:
         writer = JournalWriter(journal_path)
         done = finished_keys(journal_path)
         total = self.total()
-        result = RunResult(run_dir=self.run_dir, total=total)
+        result = RunResult(run_dir=self.run_dir, total=total, max_cost=self.max_cost)
         todo = Counter(item.backend.spec for item in self._items(done))
         result.skipped = total - sum(todo.values())
         for b in self.backends:
@@ -381,6 +407,8 @@ class Runner:
 
         def sink(traj: Trajectory) -> None:
             writer.append(traj)
+            if self.cost_of is not None:
+                result.spent += self.cost_of(traj)
             count(traj.status, traj.error.kind if traj.error else None,
                   sum(1 for s in traj.steps if s.reply.cached),
                   traj.error.message if traj.error else "", traj.notes, traj.strategy)
@@ -392,7 +420,7 @@ class Runner:
 
                     await run_sharded(self, list(self._items(done)), writer, count, sink)
                 else:
-                    await self.drain(self._items(done), sink)
+                    await self.drain(self._capped(self._items(done), result), sink)
         finally:
             writer.close()
             result.seconds = time.perf_counter() - t_start

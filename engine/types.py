@@ -154,10 +154,15 @@ class ErrorInfo(BaseModel):
 
 
 class Usage(BaseModel):
+    """A reply's token counts as the provider bills them: ``input_tokens`` includes the
+    ``cached_input_tokens`` (billed at the cached rate), ``output_tokens`` includes the
+    ``reasoning_tokens`` (billed as output)."""
+
     model_config = ConfigDict(frozen=True)
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
 
 
 #: ``finish_reason`` values that mean the reply stopped at a length limit: Chat Completions'

@@ -233,9 +233,8 @@ def vote_node(params: SpoeParams, build, parse, update):
         choices = [p.value["choice"] for p in parsed if p is not None and p.error is None]
         reply = Reply(
             text="\n---\n".join(r.text for r in replies),
-            usage=Usage(input_tokens=sum(r.usage.input_tokens for r in replies),
-                        output_tokens=sum(r.usage.output_tokens for r in replies),
-                        reasoning_tokens=sum(r.usage.reasoning_tokens for r in replies)),
+            usage=Usage(**{k: sum(getattr(r.usage, k) for r in replies)
+                           for k in Usage.model_fields}),
             latency_s=max(r.latency_s for r in replies),
             cached=all(r.cached for r in replies),
             error=None if choices else next((r.error for r in replies if r.error), None),

@@ -127,6 +127,9 @@ class Reply:
     prompt_tokens: int = 11
     completion_tokens: int = 7
     reasoning_tokens: int = 0
+    # the part of prompt_tokens a prompt cache served (OpenAI's prompt_tokens_details /
+    # input_tokens_details.cached_tokens, Gemini's cachedContentTokenCount)
+    cached_tokens: int = 0
     delay: float = 0.0
     logprobs: list | None = None
     # what the provider says it served: the response's ``model`` (default: the one asked
@@ -242,6 +245,7 @@ def _openai_reply(reply: Reply, model: str, seq: int) -> dict:
             "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
             "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+            "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
         },
     }
     if reply.system_fingerprint is not None:
@@ -297,7 +301,8 @@ def _responses_reply(reply: Reply, model: str, seq: int) -> dict:
         "truncation": "disabled",
         "usage": {
             "input_tokens": reply.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "input_tokens_details": {"cached_tokens": reply.cached_tokens,
+                                     "cache_write_tokens": 0},
             "output_tokens": reply.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
@@ -325,6 +330,7 @@ def _gemini_reply(reply: Reply, model: str, seq: int) -> dict:
             "promptTokenCount": reply.prompt_tokens,
             "candidatesTokenCount": reply.completion_tokens,
             "thoughtsTokenCount": reply.reasoning_tokens,
+            **({"cachedContentTokenCount": reply.cached_tokens} if reply.cached_tokens else {}),
             "totalTokenCount": reply.prompt_tokens
             + reply.completion_tokens
             + reply.reasoning_tokens,

@@ -8,19 +8,23 @@ go through it; a benchmark plans its run (``engine.benchmark``), the pipeline do
 3. under the run directory's lock, the benchmark plans the run (instances, order, scorer,
    ``run.json``; it may render inputs there), resumes an earlier ``run.json`` by its own
    rule, and its files are written;
-4. the runner journals every trajectory.
+4. the runner journals every trajectory; with ``max_cost`` it stops handing out new ones
+   once what this call spent (its trajectories' token usage × each model's price,
+   ``backends.prices``) reaches the cap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from . import settings
 from .backends import connect
+from .backends import prices as price_table
 from .backends.profiles import in_use as profiles_in_use
 from .backends.profiles import restore as restore_profiles
 from .engine.benchmark import RunRequest, detect
@@ -29,8 +33,9 @@ from .engine.cache import ReplyCache
 from .engine.errors import UnseenError
 from .engine.images import register_overlay_renderer
 from .engine.lock import hold
-from .engine.rundir import RunDir
+from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
+from .engine.types import Trajectory
 from .renderers.overlay import render_overlay  # noqa: E402
 
 # the engine draws a step's overlay through whatever renderer the wiring registers
@@ -192,6 +197,37 @@ def _check_clients(clients: list, processes: int) -> None:
                        "--processes")
 
 
+def _cost_meter(clients: list, max_cost: float | None, processes: int) -> Any:
+    """What a finished trajectory spent, in US dollars (its steps' usage at its backend's
+    price; a reply the reply cache served cost nothing), for ``max_cost``; refused before any
+    call where a model has no price (the simulator, rules and people cost nothing)."""
+    if max_cost is None:
+        return None
+    if not math.isfinite(max_cost) or max_cost <= 0:
+        raise RunError(f"--max-cost must be a positive amount of US dollars, got {max_cost:g}")
+    if processes > 1:
+        raise RunError("--max-cost counts the spent cost in one process: run it without "
+                       "--processes")
+    priced = {}
+    for c in clients:
+        if kind_of(c.spec, c.simulated) != "model":
+            continue
+        price = price_table.price_for(c.model)
+        if price is None:
+            raise RunError(f"--max-cost: no price for {c.model} ({c.spec}), so its spending "
+                           "cannot be counted; give one in a price file (--prices FILE or "
+                           "$UNSEEN_PRICES; see `unseen prices`)")
+        priced[c.spec] = price
+
+    def spent(traj: Trajectory) -> float:
+        price = priced.get(traj.backend)
+        if price is None:
+            return 0.0
+        return sum(price.cost(s.reply.usage) for s in traj.steps if not s.reply.cached)
+
+    return spent
+
+
 async def run_async(
     data: str | Path | None = None,
     strategies: Sequence[str] = (settings.DEFAULT_STRATEGY,),
@@ -216,9 +252,15 @@ async def run_async(
     progress: bool = True,
     processes: int = 1,
     run_label: str = "unseen run",
+    max_cost: float | None = None,
+    prices: str | Path | None = None,
     **options: Any,
 ) -> RunResult:
-    """Run a benchmark's strategies against backends into a run directory; see ``run``."""
+    """Run a benchmark's strategies against backends into a run directory; see ``run``.
+
+    ``max_cost`` (US dollars) stops the run cleanly once this call's trajectories have spent
+    it (``RunResult.cost_capped``); ``prices`` is a user price file read before the built-in
+    table (default ``$UNSEEN_PRICES``)."""
     if samples is not None and samples < 1:
         raise RunError("--samples must be at least 1")
     if processes < 1:
@@ -241,11 +283,14 @@ async def run_async(
     reply_cache = ReplyCache(cache_dir) if cache else None
     clients: list = []
     before = profiles_in_use()
+    prices_before = price_table.in_use()
     try:
+        price_table.use(prices)  # a bad price file: refused before anything connects
         clients = [connect(b, concurrency=concurrency, cache=reply_cache, **connect_options)
                    for b in request.backends]
         _check_clients(clients, processes)
         check_pairing(specs, clients, bench.name, bench.accepts)  # before anything is written
+        cost_of = _cost_meter(clients, max_cost, processes)
         for c in clients:  # what each server says it serves: cache keys and run.json
             await _identify(c)
         run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
@@ -268,7 +313,7 @@ async def run_async(
                     instances=plan.instances, cache_dir=cache_dir, use_cache=cache,
                     options=connect_options)
             runner = Runner.from_plan(plan, clients, run_dir, progress=progress,
-                                      processes=processes)
+                                      processes=processes, max_cost=max_cost, cost_of=cost_of)
             result = await runner.run()
             if processes == 1:  # shard processes keep their own counts
                 _record_backend_state(run, clients)
@@ -279,6 +324,7 @@ async def run_async(
         if reply_cache is not None:
             reply_cache.close()
         restore_profiles(before)  # the next run in this process reads its own
+        price_table.restore(prices_before)
 
 
 def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),

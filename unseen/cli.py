@@ -28,8 +28,9 @@ app.add_typer(cache.cache_app, name="cache")
 app.add_typer(director.director_app, name="director")
 # the top-level commands, in the order `unseen --help` lists them
 for name in ("run", "compare", "figure", "curve", "show", "tui", "export", "strategies",
-             "benchmarks", "backends", "profiles"):
-    group = run if name in ("run", "strategies", "benchmarks", "backends", "profiles") \
+             "benchmarks", "backends", "profiles", "prices"):
+    group = run if name in ("run", "strategies", "benchmarks", "backends", "profiles",
+                            "prices") \
         else views
     app.registered_commands += [c for c in group.commands.registered_commands
                                 if c.callback.__name__ == name]

@@ -32,6 +32,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "backends": ("unseen backends",),
     "profiles": ("unseen profiles", "unseen profiles OpenGVLab/InternVL3_5-38B",
                  "unseen profiles my-lab/spatial-7b --profiles my-profiles.toml"),
+    "prices": ("unseen prices", "unseen prices gpt-4o",
+               "unseen prices my-lab/spatial-7b --prices my-prices.toml"),
     "benchmarks": ("unseen benchmarks",),
     "data": ("unseen data sample --out data/sample",),
     "data sample": ("unseen data sample --out data/sample",),

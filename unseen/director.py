@@ -31,16 +31,18 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                           temperature: float | None = None, max_tokens: int | None = None,
                           progress: bool = True, profiles: str | Path | None = None,
                           cache_tag: str | None = None,
-                          max_image_side: int | None = None,
+                          max_image_side: int | None = None, max_cost: float | None = None,
+                          prices: str | Path | None = None,
                           adaptive: bool = True) -> RunResult:
     """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``: the
-    ``director`` benchmark through the one run pipeline (``unseen.api.run_async``)."""
+    ``director`` benchmark through the one run pipeline (``unseen.api.run_async``);
+    ``max_cost`` (US dollars) stops it cleanly once this call's replies have spent it."""
     return await run_async(
         None, (), backends, benchmark="director", out=out, concurrency=concurrency,
         cache=cache, cache_dir=cache_dir, timeout_s=timeout_s, max_attempts=max_attempts,
         backoff_base_s=backoff_base_s, base_url=base_url, progress=progress,
         profiles=profiles, cache_tag=cache_tag, max_image_side=max_image_side,
-        adaptive=adaptive,
+        adaptive=adaptive, max_cost=max_cost, prices=prices,
         run_label="unseen director run", design=design, source=source, scenes=scenes,
         reasoning_effort=reasoning_effort, temperature=temperature, max_tokens=max_tokens)
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .backends.prices import price_for
 from .engine.sanitize import shown
 from .evals.director.analyze import Analysis, AnalysisError, analyze_run
 from .evals.director.plots import plot_analysis as plot
@@ -39,7 +40,7 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
         raise AnalysisError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     with status.status("fitting the comparisons…"):
         analysis = analyze_run(run_dir, design, n_boot=n_boot, seed=seed,
-                               drop_apparent=drop_apparent)
+                               drop_apparent=drop_apparent, prices=price_for)
         full = (analyze_run(run_dir, design, n_boot=n_boot, seed=seed) if drop_apparent
                 else None)
     written: list[Path] = []

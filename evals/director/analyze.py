@@ -171,6 +171,8 @@ class Analysis:
     # per model: how its images were sent, and the parameters its provider rejected
     serving: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, list[str]] = field(default_factory=dict)
+    # per model a real model answered for: replies and US dollars (``costs.model_costs``)
+    costs: list[dict[str, Any]] = field(default_factory=list)
 
     def label(self, model: str) -> str:
         """A model's name as every output shows it: ``(human)`` after a person's,
@@ -387,18 +389,22 @@ def load_run(run_dir: str | Path, design: Design | str | Path | None = None
 
 
 def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, *,
-                n_boot: int = N_BOOT, seed: int = 0, drop_apparent: bool = False) -> Analysis:
+                n_boot: int = N_BOOT, seed: int = 0, drop_apparent: bool = False,
+                prices: Callable[[str], Any] | None = None) -> Analysis:
     """:func:`analyze` on a run directory (see :func:`load_run`). ``drop_apparent`` leaves
     out the scenes where another visible block looks larger from the director's eye than
-    the director-view block (the appendix's "Apparent size" recomputation)."""
+    the director-view block (the appendix's "Apparent size" recomputation). With ``prices``
+    (``model -> Price | None``) each real model's replies get their cost in US dollars."""
     rows, d = load_run(run_dir, design)
     if drop_apparent:
         rows = [r for r in rows if not r.get("apparent_flag")]
         if not rows:
             raise AnalysisError("every scene of the run has the apparent-size flag")
+    from .costs import model_costs
+
     serving, dropped = _serving(Path(run_dir))
     return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent,
-                   serving=serving, dropped=dropped)
+                   serving=serving, dropped=dropped, costs=model_costs(rows, prices))
 
 
 def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]]]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from ...engine.journal import JOURNAL, latest
 from ...engine.types import Instance
+from ..costs import record_usage
 from .coding.items import trace_measures
 from .study_run import (
     STUDY_FILE,
@@ -109,7 +110,8 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     Keys: model, backend, simulated (a simulated respondent gave the reply), batch,
     condition, set, scene, sample, answered, error, the measures that apply (0.0/1.0), the
     derived ones, and the scene strata ``hidden_top_digit`` (the hidden block carries the
-    largest digit on the table) and ``apparent_flag``."""
+    largest digit on the table) and ``apparent_flag``; ``served_model`` (the backend's
+    model, which a price is looked up by) and ``usage`` (the reply's token counts)."""
     run_dir = Path(run_dir)
     names = run_model_names(run_dir)
     coded = trace_measures(run_dir)
@@ -123,6 +125,7 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
             "answered": rec["status"] == "answered",
             "error": (rec.get("error") or {}).get("kind"),
             "length_stops": int((rec.get("notes") or {}).get("length_stops", 0)),
+            "served_model": rec["model"], "usage": record_usage(rec),
             **(rec.get("metrics") or {}),
             **coded.get(rec["key"], {}),
         }

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..table_fit import Label, fit, fold, longest_piece, measure
+from . import costs as cost_rows
 from .analyze import MARGIN_GROUP, Analysis
 from .shown import (
     RateTable,
@@ -43,6 +44,9 @@ def rich(analysis: Analysis, width: int | None = None) -> Any:
     parts: list[Any] = [Text(first, style="bold"),
                         *(Text(line, style="bold magenta" if line.startswith("SIMULATED")
                                else "") for line in rest)]
+    if analysis.costs:
+        parts += [Text(""), Text("cost per model", style="italic"), _cost_table(analysis),
+                  Text(cost_rows.note(analysis.costs), style="dim")]
     # titles above the tables, not in them: a title wraps at the terminal's width, not the
     # table's
     for rt in rate_tables(analysis):
@@ -60,6 +64,20 @@ def rich(analysis: Analysis, width: int | None = None) -> Any:
         parts.append(Text(f"left out {'' if every else 'of some tables '}at this width: {names}; "
                           "--format md has all", style="dim"))
     return Group(*parts)
+
+
+
+def _cost_table(analysis: Analysis) -> Any:
+    """US dollars per model: replies, per reply, in all (narrow: it fits any terminal)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for j, h in enumerate(cost_rows.HEADERS):
+        table.add_column(h, justify="left" if j == 0 else "right", overflow="fold")
+    for c in analysis.costs:
+        table.add_row(*cost_rows.cells(c))
+    return table
 
 
 # --- rates ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from . import costs as cost_rows
 from .analyze import MARGIN_GROUP, PLACES, Analysis
 from .shown import (  # noqa: F401 - re-exported: the shared cells live in .shown
     RateTable,
@@ -104,6 +105,7 @@ def to_dict(analysis: Analysis) -> dict[str, Any]:
         "families": {g: {"estimated": done, "asked": asked}
                      for g, (done, asked) in analysis.family_sizes().items()},
         "rates": rates, "changes": changes,
+        "costs": [{k: v for k, v in c.items() if k != "costed"} for c in analysis.costs],
     }
 
 
@@ -117,6 +119,10 @@ def _comparison_text(c: DesignComparison) -> str:
 def _md(analysis: Analysis) -> str:
     first, *rest = heading(analysis)
     out = [f"## {first}", "", *(f"**{line}**" for line in rest), ""]
+    if analysis.costs:
+        out += ["### cost per model", "",
+                *md_table(cost_rows.HEADERS, map(cost_rows.cells, analysis.costs), 1), "",
+                f"_{cost_rows.note(analysis.costs)}_", ""]
     for t in rate_tables(analysis):
         body, last = [], None
         for model, label, cells in rate_rows(t):
@@ -154,6 +160,11 @@ def _latex(analysis: Analysis) -> str:
     if analysis.simulated:  # visible in the document, not only in a comment
         out += [r"\noindent\textbf{" + tex(rest[0].split(":", 1)[0]) + "}:"
                 + tex(rest[0].split(":", 1)[1]) + r"\par", ""]
+    if analysis.costs:
+        out += [f"% {cost_rows.note(analysis.costs)}".replace("Σ", "total"),
+                *tex_tabular([tex(h) for h in cost_rows.HEADERS],
+                             ([tex(x) for x in cost_rows.cells(c)] for c in analysis.costs),
+                             "lrrr", "cost per model")]
     for t in rate_tables(analysis):
         body, last = [], None
         for model, label, cells in rate_rows(t):

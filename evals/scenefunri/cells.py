@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...engine.rundir import who
+from .. import costs
 
 METRIC_COLUMNS = ("cacc75", "cacc50", "miou", "dist")
 HEADERS = {
     "model": "model", "strategy": "strategy", "n": "n", "answered": "answered %",
     "cacc75": "CAcc@75", "cacc50": "CAcc@50", "miou": "mIoU", "dist": "Dist",
     "calls": "calls/inst", "input_tokens": "in tok/inst", "output_tokens": "out tok/inst",
-    "seconds": "s/inst",
+    "seconds": "s/inst", "cost_usd": "USD/inst", "cost_total_usd": "USD total",
 }
 LOWER_IS_BETTER = {"dist"}
 KIND_ORDER = {"model": 0, "human": 1, "sim": 2, "rule": 3, "paper": 4}
@@ -68,6 +69,25 @@ def _n(r: dict[str, Any]) -> str:
 def _cost(r: dict[str, Any]) -> list[str]:
     return [_fmt(r.get("answered"), 1), _fmt(r.get("calls")), _fmt(r.get("input_tokens"), 0),
             _fmt(r.get("output_tokens"), 0), _fmt(r.get("seconds"))]
+
+
+def _costed(rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether the table has a cost column: some row is a real model's (``summarize``
+    with a price table)."""
+    return any(r.get("costed") for r in rows)
+
+
+def _usd(r: dict[str, Any], key: str = "cost_usd") -> str:
+    """A row's cost in US dollars: empty for the simulator, rules and people, ``no price``
+    for a model without one (never 0)."""
+    if not r.get("costed"):
+        return ""
+    return costs.NO_PRICE if r.get(key) is None else costs.usd(r[key])
+
+
+def cost_note(rows: Sequence[dict[str, Any]]) -> str:
+    """The legend of the cost columns: the prices and their dates, the models without."""
+    return costs.legend(rows)
 
 
 def _has_deltas(rows: Sequence[dict[str, Any]]) -> bool:

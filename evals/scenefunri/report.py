@@ -1,7 +1,8 @@
 """Comparison tables from run directories: one row per (model, strategy).
 
 Every number is derived from the journals alone. Metrics are the paper's aggregates ×100;
-beside them the cost: answered %, calls, tokens and seconds per instance.
+beside them the cost: answered %, calls, tokens and seconds per instance, and with a price
+table (``prices``) US dollars per instance and in all (``evals.costs``).
 
 Each metric comes with a 95 % percentile-bootstrap interval over instances (see
 ``bootstrap.py`` for the estimator): an instance's value is the mean over its samples, the
@@ -29,6 +30,7 @@ from ...engine.errors import UnseenError
 from ...engine.journal import JournalError, line_of
 from ...engine.rundir import RunDir, RunDirError, kind_of, serving_text
 from ...renderers.figures import GridCell, GridRow
+from .. import costs
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
 from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export shows them
     HEADERS,
@@ -89,6 +91,7 @@ def run_records(run: RunDir) -> Iterable[dict[str, Any]]:
 def summarize(
     run_dirs: Iterable[str | Path | RunDir], baseline: str | None = None, *, seed: int = 0,
     resamples: int = RESAMPLES, level: float = LEVEL, pool: bool = True,
+    prices: costs.Prices | None = None,
 ) -> list[dict[str, Any]]:
     """Rows keyed ``model``, ``strategy``, ``n``, ``answered``, the metrics and cost columns.
 
@@ -107,6 +110,11 @@ def summarize(
     found in several runs is pooled into one row (its instances' samples from every run);
     with ``pool=False`` that is a :class:`PoolError` naming the runs instead.
 
+    With ``prices`` (``model -> Price | None``), a real model's row (``costed``) gets
+    ``cost_usd`` (US dollars per trajectory) and ``cost_total_usd`` from its token usage,
+    and ``price`` (the fields of the price used); a model without a price gets ``None``
+    there (never 0). Rows of the simulator, rules and people have no cost.
+
     Rows come sorted: real models, then simulated ones, then reference rules; within a
     model the baseline strategy first.
     """
@@ -115,7 +123,7 @@ def summarize(
     descs = {d.get("spec"): d for r in runs for d in _backends_of(r)}
     groups: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
-                 "out": 0, "sec": 0.0, "simulated": False, "backend": ""}
+                 "out": 0, "sec": 0.0, "simulated": False, "backend": "", "usage": {}}
     )
     runs_of: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
     for where, rec in ((r, rec) for r in runs for rec in run_records(r)):
@@ -134,6 +142,7 @@ def summarize(
             usage = reply.get("usage") or {}
             g["in"] += usage.get("input_tokens", 0)
             g["out"] += usage.get("output_tokens", 0)
+            costs.add_usage(g["usage"], usage)
     if not pool:
         _refuse_pooling(runs_of)
     if baseline and not any(s == baseline for _, s in groups):
@@ -162,6 +171,10 @@ def summarize(
             "calls": g["calls"] / n, "input_tokens": g["in"] / n, "output_tokens": g["out"] / n,
             "seconds": g["sec"] / n, "ci_level": level, "ci_resamples": resamples, "ci_seed": seed,
         })
+        costed, price = costs.priced(model, row["kind"], prices)
+        total = costs.cost_of(g["usage"], price)
+        row.update({"costed": costed, "cost_usd": None if total is None else total / n,
+                    "cost_total_usd": total, "price": costs.price_fields(price)})
         rows.append(row)
     if baseline:
         base = {r["model"]: r for r in rows if r["strategy"] == baseline}

@@ -15,6 +15,7 @@ from .cells import (
     METRIC_COLUMNS,
     _ci_note,
     _cost,
+    _costed,
     _delta_note,
     _fmt,
     _has_deltas,
@@ -25,6 +26,8 @@ from .cells import (
     _pool_note,
     _split,
     _star,
+    _usd,
+    cost_note,
     serving_notes,
 )
 from .paper import CITATION, NOTE
@@ -71,7 +74,9 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     w = csv.DictWriter(buf, fieldnames=list(keys) or ["model", "strategy", "n", "answered",
                                                       *METRIC_COLUMNS])
     w.writeheader()
-    w.writerows(rows)
+    # the price a cost used: its fields as one JSON cell
+    w.writerows([{**r, "price": json.dumps(r["price"])} if isinstance(r.get("price"), dict)
+                 else r for r in rows])
     return buf.getvalue()
 
 
@@ -86,6 +91,9 @@ def _md(rows: list[dict[str, Any]]) -> str:
         headers += [f"Δ {HEADERS[m]}" for m in METRIC_COLUMNS]
     headers += [HEADERS[c] for c in ("answered", "calls", "input_tokens", "output_tokens",
                                      "seconds")]
+    costed = _costed(run)
+    if costed:
+        headers += [HEADERS["cost_usd"], HEADERS["cost_total_usd"]]
 
     def line(cells: Iterable[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
@@ -96,7 +104,7 @@ def _md(rows: list[dict[str, Any]]) -> str:
         if deltas:
             out += [f"{_fmt(r.get(f'delta_{m}'), sign=True)}{_star(r, m)} "
                     f"{_interval(r, f'delta_{m}')}".strip() for m in METRIC_COLUMNS]
-        return out + _cost(r)
+        return out + _cost(r) + ([_usd(r), _usd(r, "cost_total_usd")] if costed else [])
 
     lines = [line(headers), "|" + "---|" * 3 + "--:|" * (len(headers) - 3)]
     lines += [line(cells(r)) for r in run]
@@ -104,6 +112,8 @@ def _md(rows: list[dict[str, Any]]) -> str:
         lines += ["", f"_{pooled}_"]
     if notes := serving_notes(run):
         lines += ["", *(f"_{note}_" for note in notes)]
+    if costed:
+        lines += ["", f"_{cost_note(run)}_"]
     if quoted:
         from .paper_tables import md as paper_md
 
@@ -125,8 +135,10 @@ def _tex(s: str) -> str:
 def _latex(rows: list[dict[str, Any]]) -> str:
     run, quoted = _split(rows)
     arrows = {m: r"$\downarrow$" if m in LOWER_IS_BETTER else r"$\uparrow$" for m in METRIC_COLUMNS}
+    costed = _costed(run)
     headers = ["Model", "Strategy", "$n$", *(_tex(HEADERS[m]) + arrows[m] for m in METRIC_COLUMNS),
-               r"Ans.\,\%", "Calls", "In tok.", "Out tok.", "s"]
+               r"Ans.\,\%", "Calls", "In tok.", "Out tok.", "s",
+               *([r"USD/inst.", r"USD total"] if costed else [])]
     ncol = len(headers)
 
     def metric(r: dict[str, Any], m: str) -> str:
@@ -140,16 +152,18 @@ def _latex(rows: list[dict[str, Any]]) -> str:
         return cell
 
     def row(r: dict[str, Any]) -> str:
-        cost = ["--" if c == "" else c for c in _cost(r)]
+        cost = ["--" if c == "" else c for c in
+                _cost(r) + ([_usd(r), _usd(r, "cost_total_usd")] if costed else [])]
         cells = [_tex(_label(r)), _tex(r["strategy"]), _n(r).replace("×", r"$\times$") or "--",
                  *(metric(r, m) for m in METRIC_COLUMNS), *cost]
         return " & ".join(cells) + r" \\"
 
-    notes = [n.replace("Δ", "Delta") for n in (_ci_note(run), _delta_note(run), _pool_note(run),
-                                               *serving_notes(run)) if n]
+    notes = [n.replace("Δ", "Delta").replace("Σ", "total") for n in
+             (_ci_note(run), _delta_note(run), _pool_note(run), *serving_notes(run),
+              cost_note(run) if costed else "") if n]
     lines = [f"% SceneFunRI, metrics x100. {'; '.join(notes)}." if notes else
              "% SceneFunRI, metrics x100.",
-             "% Needs \\usepackage{booktabs}. Costs are per instance.",
+             "% Needs \\usepackage{booktabs}. Costs are per instance (USD total: in all).",
              r"\begin{tabular}{ll" + "r" * (ncol - 2) + "}", r"\toprule",
              " & ".join(headers) + r" \\", r"\midrule"]
     lines += [row(r) for r in run]

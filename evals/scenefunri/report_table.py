@@ -12,6 +12,7 @@ from .cells import (
     METRIC_COLUMNS,
     _ci_note,
     _cost,
+    _costed,
     _delta_note,
     _fmt,
     _has_deltas,
@@ -20,16 +21,30 @@ from .cells import (
     _n,
     _pool_note,
     _split,
+    _usd,
+    cost_note,
     serving_notes,
 )
+
+
+def usd_cell(r: dict[str, Any]) -> Any:
+    """US dollars per instance, and under it (dim) in all; ``no price`` for a model without
+    one, empty for the simulator, rules and people."""
+    from rich.text import Text
+
+    cell = Text(_usd(r))
+    if r.get("costed") and r.get("cost_total_usd") is not None:
+        cell.append("\nΣ" + _usd(r, "cost_total_usd"), style="dim")
+    return cell
 
 
 def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
     """The measured rows (``source`` other than ``paper``) as a rich table and its notes.
 
-    Within ``width`` columns (:func:`..table_fit.fit`) the costs are left out first, then
-    ``n`` where every row has the same; then the labels fold at their parameters; then mIoU
-    and CAcc@50 go. The notes under the table say what was left out.
+    Within ``width`` columns (:func:`..table_fit.fit`) the costs are left out first (the
+    seconds, tokens, calls, US dollars, answered %), then ``n`` where every row has the
+    same; then the labels fold at their parameters; then mIoU and CAcc@50 go. The notes
+    under the table say what was left out.
     """
     from rich import box
     from rich.console import Group
@@ -58,8 +73,9 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
         return cell
 
     # the cells first; then the columns the width allows (see table_fit.fit)
+    costed = _costed(run)
     cols = ["model / strategy", "n", "ans%", *(HEADERS[m] for m in METRIC_COLUMNS), "calls",
-            "tok i/o", "s/inst"]
+            "tok i/o", "s/inst", *(["$/inst"] if costed else [])]
     body: list[tuple[Label, str, list[Any], bool]] = []  # label, its style, cells, new section
     prev_kind, prev_model = None, None
     for r in run:
@@ -70,7 +86,8 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
         cost = _cost(r)
         body.append((Label(r["strategy"], 2, 4), "", [_n(r), cost[0],
                      *(metric(r, m) for m in METRIC_COLUMNS), cost[1],
-                     f"{cost[2]}/{cost[3]}", cost[4]], False))
+                     f"{cost[2]}/{cost[3]}", cost[4], *([usd_cell(r)] if costed else [])],
+                     False))
 
     sim = any(r.get("kind") == "sim" for r in run)
     title = "SceneFunRI (metrics ×100, 95 % intervals)"
@@ -100,13 +117,16 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
             table.add_row(*(row[j] for j in keep))
         return table
 
-    # before a label folds: the costs (seconds, tokens, calls, answered %) and n where every
-    # row has the same n; after: the metrics the paper puts after the others
+    # before a label folds: the costs (seconds, tokens, calls, US dollars, answered %) and n
+    # where every row has the same n; after: the metrics the paper puts after the others
     table, left_out = fit(build, [b[0] for b in body], width,
-                          ["s/inst", "tok i/o", "calls", "ans%", *(["n"] if len(ns) == 1 else [])],
+                          ["s/inst", "tok i/o", "calls", *(["$/inst"] if costed else []), "ans%",
+                           *(["n"] if len(ns) == 1 else [])],
                           [HEADERS["miou"], HEADERS["cacc50"]])
     if {"calls", "tok i/o", "s/inst"} - set(left_out):
         notes.append("per instance: calls, tokens in/out (tok i/o), seconds (s/inst)")
+    if costed and "$/inst" not in left_out:
+        notes.append(cost_note(run))
     if "n" in left_out:
         notes.append(f"every row: n = {next(iter(ns))}")
     shown_out = [c for c in left_out if c != "n"]

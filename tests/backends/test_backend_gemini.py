@@ -252,14 +252,16 @@ async def test_reasoning_effort_mapping(model, effort, expected, fp, instances, 
 async def test_thoughts_and_usage(fp, instances, ask):
     fp.default = Reply('{"box_2d": [1, 2, 3, 4]}', reasoning="The valve sits under the sill.",
                        prompt_tokens=258, completion_tokens=12, reasoning_tokens=99,
-                       finish_reason="length")
+                       cached_tokens=200, finish_reason="length")
     reply = await ask(image_request(instances[0]))
     assert reply.ok
     assert reply.text == '{"box_2d": [1, 2, 3, 4]}'  # the thought part is not the answer
     assert reply.reasoning == "The valve sits under the sill."
     assert reply.usage.input_tokens == 258
-    assert reply.usage.output_tokens == 12
+    # the thoughts are billed as output: counted in it, as OpenAI's completion_tokens are
+    assert reply.usage.output_tokens == 12 + 99
     assert reply.usage.reasoning_tokens == 99
+    assert reply.usage.cached_input_tokens == 200  # usage_metadata.cached_content_token_count
     assert reply.finish_reason == "MAX_TOKENS"
     assert reply.latency_s > 0
     assert not reply.cached

@@ -260,7 +260,7 @@ async def test_json_schema_mapping(kind, fp, instances, ask):
 async def test_reasoning_and_usage(kind, fp, instances, ask):
     fp.default = Reply('{"box": [1, 2, 3, 4]}', reasoning="The knob is behind the chair.",
                        prompt_tokens=321, completion_tokens=45, reasoning_tokens=40,
-                       finish_reason="length")
+                       cached_tokens=256, finish_reason="length")
     reply = await ask(kind, image_request(instances[0]))
     assert reply.ok
     assert reply.text == '{"box": [1, 2, 3, 4]}'
@@ -268,6 +268,8 @@ async def test_reasoning_and_usage(kind, fp, instances, ask):
     assert reply.usage.input_tokens == 321
     assert reply.usage.output_tokens == 45
     assert reply.usage.reasoning_tokens == 40
+    # usage.prompt_tokens_details.cached_tokens: the part of the prompt the cache served
+    assert reply.usage.cached_input_tokens == 256
     assert reply.finish_reason == "length"
     assert reply.latency_s > 0
     assert not reply.cached
@@ -290,6 +292,7 @@ async def test_vllm_reasoning_field_either_name(field, fp, instances, ask):
     assert reply.ok and reply.text == "B"
     assert reply.reasoning == "thinking it over"
     assert reply.usage.input_tokens == 5 and reply.usage.reasoning_tokens == 0
+    assert reply.usage.cached_input_tokens == 0  # no prompt_tokens_details: none cached
 
 
 # ------------------------------------------------------------------ failures and retries

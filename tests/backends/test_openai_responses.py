@@ -108,7 +108,8 @@ def test_config_errors(monkeypatch):
 async def test_reasoning_summary_and_text_come_back(fp, instances, ask):
     fp.default = Reply('{"box": [1, 2, 3, 4]}',
                        reasoning="The knob is behind the chair.\n\nSo the box is small.",
-                       prompt_tokens=321, completion_tokens=45, reasoning_tokens=40)
+                       prompt_tokens=321, completion_tokens=45, reasoning_tokens=40,
+                       cached_tokens=300)
     reply = await ask(image_request(instances[0], Decoding(reasoning_effort="medium")))
     assert reply.ok
     assert reply.text == '{"box": [1, 2, 3, 4]}'
@@ -117,6 +118,7 @@ async def test_reasoning_summary_and_text_come_back(fp, instances, ask):
     assert reply.usage.input_tokens == 321
     assert reply.usage.output_tokens == 45
     assert reply.usage.reasoning_tokens == 40
+    assert reply.usage.cached_input_tokens == 300  # usage.input_tokens_details.cached_tokens
     assert reply.finish_reason == "stop"
     assert reply.latency_s > 0 and not reply.cached
     rec = fp.requests[0]

@@ -130,6 +130,31 @@ def test_the_scenefunri_table_fits(run_dir, width, baseline):
         assert "spoe:T=6,finish=direct,share=0.6" in text  # room enough: whole
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_cost_column_goes_with_the_other_costs(run_dir, width):
+    """A table with US dollars per instance fits too: $/inst is left out after the seconds,
+    tokens and calls, before answered %, and the notes say so."""
+    rows = summarize([run_dir], baseline="direct")
+    for r in rows:  # as a priced model's rows would be
+        r.update(costed=True, cost_usd=0.00123, cost_total_usd=0.00738,
+                 price={"input": 2.5, "cached_input": 1.25, "output": 10.0, "origin": "built-in",
+                        "date": "2026-12-02"})
+    text = shown(render(rows, "table", width=width), width)
+    assert_fits(text, width, [r["strategy"] for r in rows])
+    header = next(line for line in text.splitlines() if "model / strategy" in line)
+    said = re.search(r"left out at this width: (.*?); --format md has all",
+                     " ".join(text.split()))  # the note may wrap
+    left_out = said.group(1).split(", ") if said else []
+    assert ("$/inst" in header) != ("$/inst" in left_out)
+    order = ["s/inst", "tok i/o", "calls", "$/inst", "ans%"]
+    assert left_out[:len([c for c in order if c in left_out])] == [c for c in order
+                                                                  if c in left_out]
+    if "$/inst" in header:
+        assert "0.00123" in text and "cost: USD per instance" in text
+    if width == 80:
+        assert "$/inst" in left_out
+
+
 def test_at_80_columns_a_label_folds_at_its_parameters(run_dir):
     text = shown(render(summarize([run_dir], baseline="direct"), "table", width=80), 80)
     assert "prompt=common" in text and "direct:prom\n" not in text

@@ -54,16 +54,44 @@ def quiet_or_resumed(result: Any, quiet: bool, what: str) -> bool:
     return False
 
 
+#: the exit status of a run that stopped at its cost cap (``--max-cost``)
+COST_CAP_EXIT = 3
+
+
 def close(result: Any, what: str, strict: bool, quiet: bool) -> None:
     """The command's last line: how many new ``what`` failed, by error kind (stdout; stderr
     with --quiet, whose stdout is the run directory alone). Exit 1 when every new one failed,
-    or with --strict when any did."""
+    or with --strict when any did; exit 3 when the run stopped at its cost cap, which the
+    last line says, with the amount spent."""
     failures = result.failures
     failed = sum(failures.values())
-    if not failed:
+    capped = getattr(result, "cost_capped", False)
+    if failed:
+        _failed_line(result, what, failures, quiet, capped)
+    if getattr(result, "max_cost", None) is not None:
+        _cost_line(result, what, quiet, capped)
+    if failed and strict:
+        raise typer.Exit(1)
+
+
+def _cost_line(result: Any, what: str, quiet: bool, capped: bool) -> None:
+    spent = f"spent ${result.spent:.4f} of --max-cost ${result.max_cost:g}"
+    if not capped:
+        (err if quiet else out).print(spent, soft_wrap=True, highlight=False, markup=False)
         return
+    left = max(0, result.total - result.skipped - result.done)
+    (err if quiet else out).print(
+        f"stopped at the cost cap: {spent} ({result.done} new {what} journaled, those in "
+        f"flight finished; {left} not started); rerun the same command with the same --out "
+        "to resume", soft_wrap=True, highlight=False, markup=False)
+    raise typer.Exit(COST_CAP_EXIT)
+
+
+def _failed_line(result: Any, what: str, failures: dict[str, int], quiet: bool,
+                 capped: bool) -> None:
+    failed = sum(failures.values())
     counts = ", ".join(f"{kind} {n}" for kind, n in failures.items())
-    if failed == result.done:
+    if failed == result.done and not capped:
         kind = next(iter(failures))
         example = " ".join(str(result.examples.get(kind, "")).split())[:160]
         err.print(f"[red]error:[/] all {failed} new {what} failed: {escape(counts)}"
@@ -73,8 +101,6 @@ def close(result: Any, what: str, strict: bool, quiet: bool) -> None:
     line = (f"{failed} of {result.done} new {what} failed: {escape(counts)}; rerun the same "
             "command to retry them")
     (err if quiet else out).print(line, soft_wrap=True, highlight=False)
-    if strict:
-        raise typer.Exit(1)
 
 
 def print_reasons(by_error: dict[str, int], result: Any = None) -> None:

@@ -97,6 +97,8 @@ def director_run(
     cache_tag: Annotated[str | None, typer.Option(help="Text added to every reply's cache key: what unseen cannot see of the serving (a new checkpoint behind the same model name).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new call starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """Run a Director study: every batch's calls in one seeded random order per model.
 
@@ -117,7 +119,8 @@ def director_run(
                            timeout_s=timeout, base_url=base_url, reasoning_effort=reasoning_effort,
                            temperature=temperature, max_tokens=max_tokens, progress=not quiet,
                            profiles=profiles, cache_tag=cache_tag,
-                           max_image_side=max_image_side, adaptive=not fixed_concurrency)
+                           max_image_side=max_image_side, adaptive=not fixed_concurrency,
+                           max_cost=max_cost, prices=prices)
     except KeyboardInterrupt:
         interrupted("calls", run_dir)
     if quiet_or_resumed(result, quiet, "calls"):
@@ -139,13 +142,18 @@ def director_analyze(
     n_boot: Annotated[int, typer.Option(min=100, help="Scene resamples for each rate's interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the scene resamples.")] = 0,
     drop_apparent: Annotated[bool, typer.Option("--drop-apparent", help="Leave out the scenes where another visible block looks larger from the director's eye than the director-view block (appendix, 'Apparent size'), and list the verdicts that change against all scenes.")] = False,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost per model (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """The study's tables: rates per condition and the design's comparisons in points, with
-    95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts."""
+    95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts; each real
+    model's cost in US dollars (its replies' token counts × the price table)."""
+    from ..backends.prices import using
     from ..director_analyze import analyze_command
 
-    analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper, n_boot=n_boot,
-                    seed=seed, drop_apparent=drop_apparent, console=out, status=err)
+    with using(prices):
+        analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper,
+                        n_boot=n_boot, seed=seed, drop_apparent=drop_apparent, console=out,
+                        status=err)
 
 
 @director_app.command("code")

@@ -45,6 +45,8 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
     allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new trajectory starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
@@ -69,9 +71,9 @@ def run(
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
             profiles=profiles, max_image_side=max_image_side, cache_tag=cache_tag,
-            adaptive=not fixed_concurrency,
+            adaptive=not fixed_concurrency, max_cost=max_cost, prices=prices,
         )
-        if not strategy and defaults.rules:  # what a fixed guess earns, for scale; no model
+        if not strategy and defaults.rules and not result.cost_capped:  # for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),
                             benchmark=bench.name, samples=samples, limit=limit, out=run_dir,
                             progress=False)
@@ -186,5 +188,35 @@ def profiles(
     for p in table_rows:
         table.add_row(escape(p.name), escape(p.pattern), escape(p.box_format or "none"),
                       "yes" if p.sampling else "no", "yes" if p.logprobs else "no",
+                      escape(p.source + (f" ({p.origin})" if p.origin != "built-in" else "")))
+    out.print(table)
+
+
+@commands.command()
+def prices(
+    model: Annotated[str | None, typer.Argument(help="A model name: show the price it gets.")] = None,
+    prices_file: Annotated[Path | None, typer.Option("--prices", help="A user price file, read before the built-in table (default: $UNSEEN_PRICES).")] = None,
+) -> None:
+    """List the price table (USD per million tokens: input, cached input, output; the batch
+    discount; when each was read and where), or the price a model gets: the first whose
+    pattern occurs in its name, a user's file first. A model without one has no price."""
+    from rich.table import Table
+
+    from ..backends.prices import built_in, price_for, user_prices
+
+    table_rows = [*user_prices(prices_file), *built_in()]
+    if model is not None:
+        found = price_for(model, prices_file)
+        if found is None:
+            raise UserError(f"no price for {model}: no entry of the price table matches it; "
+                            "add one in a price file (--prices FILE or $UNSEEN_PRICES, "
+                            "[[price]] pattern, input, cached_input, output, date, source)")
+        table_rows = [found]
+    table = Table(title=f"the price of {model}" if model else "prices, USD per 1M tokens",
+                  title_justify="left")
+    for col in ("pattern", "in/cached/out", "batch", "read", "source"):
+        table.add_column(col, overflow="fold")
+    for p in table_rows:
+        table.add_row(escape(p.pattern), p.rates(), f"-{100 * p.batch_discount:g}%", p.date,
                       escape(p.source + (f" ({p.origin})" if p.origin != "built-in" else "")))
     out.print(table)

@@ -30,22 +30,26 @@ def compare(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
     paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
     pool: Annotated[bool, typer.Option("--pool", help="Pool a model and strategy that several runs hold into one row (refused without it).")] = False,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost columns (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
 
     Each metric has a 95 % percentile-bootstrap interval over instances (2,000 resamples;
     an instance's samples are averaged first). With --baseline, each row gets the paired
     difference against that strategy of the same model and its paired-bootstrap interval;
-    * marks a difference whose interval excludes 0.
+    * marks a difference whose interval excludes 0. The cost in US dollars comes from the
+    journal's token counts and the price table (`unseen prices`).
     """
+    from ..backends.prices import using
     from ..views import CompareOptions, open_runs
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    views, runs = open_runs(run_dirs, "compare")
-    result = views.compare(runs, CompareOptions(baseline=baseline, seed=seed, paper=paper,
-                                                   pool=pool),
-                           fmt, out.width)
+    with using(prices):
+        views, runs = open_runs(run_dirs, "compare")
+        result = views.compare(runs, CompareOptions(baseline=baseline, seed=seed, paper=paper,
+                                                       pool=pool),
+                               fmt, out.width)
     if isinstance(result, str):
         plain(result)
     else:
@@ -137,28 +141,38 @@ def show(
     full: Annotated[bool, typer.Option("--full", help="Prompts, replies and reasoning in full, not folded.")] = False,
     no_images: Annotated[bool, typer.Option("--no-images", help="Draw no images in the terminal.")] = False,
     png: Annotated[Path | None, typer.Option("--png", help="Write the trajectory's steps as one PNG strip to this file instead.")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost columns (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """Print a run's summary, or one instance's trajectories step by step (images drawn in
     the terminal when it is one), or write one trajectory as a PNG strip."""
-    from ..views.show import show_instance, show_summary, write_strip
+    from ..backends.prices import using
 
     try:
-        if instance is None:
-            if png is not None or step is not None:
-                raise UserError("--png and --step need an INSTANCE")
-            show_summary(out, run_dir, strategy=strategy, model=model)
-        elif png is not None:
-            layout = write_strip(run_dir, instance, png, strategy=strategy, model=model,
-                                 sample=sample, step=step)
-            out.print(f"wrote {escape(str(png))} ({len(layout.tiles)} tiles, "
-                      f"{layout.width}×{layout.height} px)", highlight=False)
-        else:
-            show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample,
-                          step=step, full=full, images=not no_images)
+        with using(prices):
+            _show(run_dir, instance, strategy, model, sample, step, full, no_images, png)
     except ValueError as exc:  # no such instance (RunDirError passes through as is)
         if isinstance(exc, user_errors()):
             raise
         raise UserError(str(exc)) from None
+
+
+def _show(run_dir: Path, instance: str | None, strategy: str | None, model: str | None,
+          sample: int | None, step: int | None, full: bool, no_images: bool,
+          png: Path | None) -> None:
+    from ..views.show import show_instance, show_summary, write_strip
+
+    if instance is None:
+        if png is not None or step is not None:
+            raise UserError("--png and --step need an INSTANCE")
+        show_summary(out, run_dir, strategy=strategy, model=model)
+    elif png is not None:
+        layout = write_strip(run_dir, instance, png, strategy=strategy, model=model,
+                             sample=sample, step=step)
+        out.print(f"wrote {escape(str(png))} ({len(layout.tiles)} tiles, "
+                  f"{layout.width}×{layout.height} px)", highlight=False)
+    else:
+        show_instance(out, run_dir, instance, strategy=strategy, model=model, sample=sample,
+                      step=step, full=full, images=not no_images)
 
 
 @commands.command()
@@ -181,6 +195,7 @@ def export(
     baseline: Annotated[str | None, typer.Option(help="Strategy for the paired differences (default: direct, when present).")] = None,
     max_strips: Annotated[int, typer.Option(min=0, help="Step strips (Director runs: example scene pictures) for at most this many.")] = 30,
     pool: Annotated[bool, typer.Option("--pool", help="Pool a model and strategy that several runs hold into one row (refused without it).")] = False,
+    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost columns (default: $UNSEEN_PRICES).")] = None,
 ) -> None:
     """Write a static HTML report of runs: open DIR/index.html in a browser.
 
@@ -188,9 +203,11 @@ def export(
     SPoE-like strategies, and each instance's outcomes linked to its step strip. For a
     Director study run: the rates and changes tables, forest and rate plots, example scenes.
     """
+    from ..backends.prices import using
     from ..views.export import export_html
 
-    res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips, pool=pool)
+    with using(prices):
+        res = export_html(run_dirs, html, baseline=baseline, max_strips=max_strips, pool=pool)
     counts = res.summary or (f"{res.table_rows} table rows, {len(res.curves)} curves, "
                              f"{len(res.strips)} of {res.trajectories} trajectories as strips")
     out.print(f"wrote {escape(str(res.index))} ({counts})", highlight=False, soft_wrap=True)

@@ -107,7 +107,8 @@ def short_id(text: str, width: int) -> str:
 
 def usage_text(reply: dict[str, Any]) -> str:
     u = reply.get("usage") or {}
-    return (f"in {u.get('input_tokens', 0)} · out {u.get('output_tokens', 0)} · "
+    cached = f" ({u['cached_input_tokens']} cached)" if u.get("cached_input_tokens") else ""
+    return (f"in {u.get('input_tokens', 0)}{cached} · out {u.get('output_tokens', 0)} · "
             f"reasoning {u.get('reasoning_tokens', 0)}")
 
 

@@ -145,7 +145,8 @@ def step_panel(console: Console, pictures: Pictures, rec: dict[str, Any], s: dic
 
 
 def cost_rows(rec: dict[str, Any]) -> Rows:
-    """Tokens over the steps, calls (cached ones apart) and seconds."""
+    """Tokens over the steps, calls (cached ones apart), seconds and, for a real model, US
+    dollars (its tokens at its price; ``no price`` without one)."""
     steps = rec.get("steps") or []
     tot: Counter = Counter()
     for s in steps:
@@ -155,7 +156,20 @@ def cost_rows(rec: dict[str, Any]) -> Rows:
     calls = sum(1 for s in steps if not (s.get("reply") or {}).get("cached"))
     return [("tokens", Text(usage_text({"usage": tot}))),
             ("cost", Text(f"{calls} call{'s' * (calls != 1)} ({len(steps) - calls} cached) · "
-                          f"{rec.get('seconds') or 0:.3f} s"))]
+                          f"{rec.get('seconds') or 0:.3f} s" + _usd_text(rec, tot)))]
+
+
+def _usd_text(rec: dict[str, Any], usage: dict[str, Any]) -> str:
+    from ..backends.prices import price_for
+    from ..engine.rundir import kind_of
+    from ..evals import costs
+
+    if kind_of(str(rec.get("backend", "")), bool(rec.get("simulated"))) != "model":
+        return ""
+    price = price_for(str(rec.get("model", "")))
+    if price is None:
+        return f" · {costs.NO_PRICE}"
+    return f" · ${costs.usd(costs.cost_of(usage, price))} ({price.describe()})"
 
 
 def metrics_text(m: dict[str, Any] | None) -> str:

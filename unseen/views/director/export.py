@@ -86,7 +86,9 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions, result: Ex
                           "are those its design names")
     run = DirectorRun.open(runs[0])
     try:
-        analysis = analyze_run(run.path, n_boot=n_boot, seed=seed)
+        from ...backends.prices import price_for
+
+        analysis = analyze_run(run.path, n_boot=n_boot, seed=seed, prices=price_for)
     except AnalysisError as exc:
         raise RunDirError(str(exc)) from None
     img = out_dir / "img"
@@ -106,6 +108,8 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions, result: Ex
 
     simulated = _simulated(run)
     sections = [Section("", _header(run, analysis, simulated))]
+    if analysis.costs:
+        sections.append(Section("Cost", _cost_html(analysis), "cost"))
 
     # rates, each table followed by its hidden-block bars
     rate_html = []
@@ -166,6 +170,22 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions, result: Ex
                       f"{len(result.curves)} plots, {len(result.strips)} example scenes of "
                       f"{analysis.n_replies} replies")
     return ExportPage(f"Director study {analysis.design.name}", sections, CSS, nav=True)
+
+
+def _cost_html(a: Analysis) -> str:
+    """What each real model's replies cost: replies, US dollars per reply and in all."""
+    from ...evals.director import costs as cost_rows
+
+    out = ["<div class=wrap><table>", "<thead><tr>",
+           *(f"<th{' class=l' if j == 0 else ''}>{e(h)}</th>"
+             for j, h in enumerate(cost_rows.HEADERS)), "</tr></thead><tbody>"]
+    for c in a.costs:
+        name, *rest = cost_rows.cells(c)
+        out.append(f"<tr><td class='l text'>{e(name)}</td>"
+                   + "".join(f"<td>{e(x)}</td>" for x in rest) + "</tr>")
+    out.append("</tbody></table></div>")
+    out.append(f"<p class=note>{e(cost_rows.note(a.costs))}</p>")
+    return "\n".join(out)
 
 
 # --- header ----------------------------------------------------------------------------------

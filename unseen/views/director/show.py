@@ -74,7 +74,30 @@ def summary(run_dir: RunDir, console: Console, filters: Filters) -> None:
     for r in records:
         groups[(run.model(r), run.order(r.get("params") or {}))].append(r)
     console.print(_rates_table(groups, records, console.width))
+    for part in _cost_parts(run, records):
+        console.print(part)
     console.print(_scene_table(run, records, worst))
+
+
+def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[RenderableType]:
+    """What each real model's replies cost, in US dollars (none for simulated, rule and
+    human replies; ``no price`` for a model without one)."""
+    from ...backends.prices import price_for
+    from ...evals.costs import record_usage
+    from ...evals.director import costs as cost_rows
+
+    rows = cost_rows.model_costs(
+        ({"model": run.model(r), "backend": r.get("backend", ""),
+          "simulated": r.get("simulated"), "served_model": r["model"],
+          "usage": record_usage(r)} for r in records), price_for)
+    if not rows:
+        return []
+    table = Table(title="cost per model", title_justify="left", **COMPACT)
+    for j, h in enumerate(cost_rows.HEADERS):
+        table.add_column(h, justify="left" if j == 0 else "right", overflow="fold")
+    for c in rows:
+        table.add_row(*map(escape, cost_rows.cells(c)))
+    return [table, Text(cost_rows.note(rows), style="dim")]
 
 
 def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[str, Any]],

@@ -54,7 +54,10 @@ class SceneFunRIViews:
 
         if fmt not in FORMATS:
             raise RunDirError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-        rows = summarize(runs, baseline=options.baseline, seed=options.seed, pool=options.pool)
+        from ...backends.prices import price_for
+
+        rows = summarize(runs, baseline=options.baseline, seed=options.seed, pool=options.pool,
+                         prices=price_for)
         if options.paper:
             rows += paper_rows()
         return render(rows, fmt, width=width)

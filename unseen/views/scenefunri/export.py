@@ -18,6 +18,7 @@ from typing import Any
 
 from ...engine.journal import checked
 from ...engine.rundir import RunDir
+from ...evals.scenefunri.cells import _costed, _usd, cost_note
 from ...evals.scenefunri.report import (
     METRIC_COLUMNS,
     _fmt,
@@ -46,6 +47,9 @@ def table_html(rows: list[dict[str, Any]]) -> str:
     head = ["model", "strategy", "n", "answered %"] + [
         _HEAD[m] + (" / Δ" if deltas else "") for m in METRIC_COLUMNS]
     head += ["calls/ inst", "in tok/ inst", "out tok/ inst", "s/ inst"]
+    costed = _costed(rows)
+    if costed:
+        head.append("USD/ inst")
     out = ['<div class=wrap><table class="summary">', "<thead><tr>"]
     out += [f'<th{" class=l" if h in ("model", "strategy") else ""}>{e(h)}</th>' for h in head]
     out.append("</tr></thead><tbody>")
@@ -67,6 +71,10 @@ def table_html(rows: list[dict[str, Any]]) -> str:
         for key, digits in (("calls", 2), ("input_tokens", 0), ("output_tokens", 0),
                             ("seconds", 2)):
             cells.append(f"<td>{e(_fmt(r.get(key), digits))}</td>")
+        if costed:  # per instance, and in all under it
+            total = _usd(r, "cost_total_usd") if r.get("cost_total_usd") is not None else ""
+            cells.append(f"<td class=m>{e(_usd(r))}"
+                         + (f"<br><span class=ci>Σ {e(total)}</span>" if total else "") + "</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     return "\n".join(out)
@@ -84,6 +92,8 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
                      "paired-bootstrap interval excludes 0.")
     if any(r.get("kind") == "rule" for r in rows):
         notes.append("(rule): a fixed reference rule (baseline:...), no model.")
+    if _costed(rows):
+        notes.append(cost_note(rows) + ".")
     return f'<p class=note>{e(" ".join(notes))}</p>'
 
 
@@ -116,7 +126,10 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
     baseline = options.baseline
     if baseline is None and any(r["strategy"] == "direct" for _, r in recs):
         baseline = "direct"
-    rows = summarize(runs, baseline=baseline, pool=options.pool)  # refused: nothing written
+    from ...backends.prices import price_for
+
+    # refused: nothing written
+    rows = summarize(runs, baseline=baseline, pool=options.pool, prices=price_for)
     img = out_dir / "img"
     img.mkdir(parents=True, exist_ok=True)
     result.table_rows, result.trajectories = len(rows), len(recs)

@@ -100,7 +100,10 @@ def summary(run: RunDir, console: Console, filters: Filters) -> None:
     name = run.config.run if run.config is not None else run.path.name
     console.rule(f"run {escape(name)} · {len(heads)} trajectories · data "
                  f"{escape(data_of(run) or '?')}")
-    rows = [row for row in summarize([run]) if (row["model"], row["strategy"]) in keep]
+    from ...backends.prices import price_for
+
+    rows = [row for row in summarize([run], prices=price_for)
+            if (row["model"], row["strategy"]) in keep]
     console.print(render(rows, "table", width=console.width))
     failures: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for h in heads:
