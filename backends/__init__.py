@@ -24,6 +24,9 @@ def connect(
     profiles: str | Path | None = None,
     cache_tag: str | None = None,
     adaptive: bool = True,
+    batch: bool = False,
+    batch_window_s: float = 2.0,
+    batch_poll_s: float = 30.0,
     **options: Any,
 ) -> Reliable:
     """A ready backend from ``provider:target`` (e.g. ``openai:gpt-4o``, ``sim:strong``),
@@ -40,6 +43,11 @@ def connect(
     load_env_file()
     use_profiles(profiles)
     inner = make_backend(spec, timeout_s=timeout_s, **options)
+    if batch:  # the provider's batch API (batching.py): the limit is a batch's size
+        from .batching import batch_backend
+
+        inner = batch_backend(inner, window_s=batch_window_s, poll_s=batch_poll_s)
+        concurrency, adaptive = inner.concurrency, False
     return Reliable(inner, concurrency=concurrency, timeout_s=timeout_s,
                     max_attempts=max_attempts, backoff_base_s=backoff_base_s, cache=cache,
                     cache_tag=cache_tag, adaptive=adaptive)

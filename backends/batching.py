@@ -31,42 +31,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ..engine.backend import ProviderError
 from ..engine.cache import request_key
 from ..engine.types import Reply, Request
+from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, FINAL, Driver, Status
 
 LEDGER = "batches.jsonl"
-#: batch states after which nothing more comes (the drivers map theirs onto these)
-DONE, FAILED, EXPIRED, CANCELLED = "done", "failed", "expired", "cancelled"
-FINAL = frozenset({DONE, FAILED, EXPIRED, CANCELLED})
-
-
-@dataclass
-class Status:
-    """Where a batch is: ``state`` (running, or one of :data:`FINAL`) and the provider's
-    own word for it, with the reason a failed batch failed."""
-
-    state: str
-    provider_state: str = ""
-    error: str = ""
-    handle: Any = None  # what ``results`` needs (the provider's batch object)
-
-
-class Driver(Protocol):
-    """A provider's batch API."""
-
-    name: str  # "openai", "gemini"
-
-    def body(self, request: Request) -> dict[str, Any]: ...
-
-    async def submit(self, lines: list[tuple[str, dict[str, Any]]]) -> str: ...
-
-    async def poll(self, batch_id: str) -> Status: ...
-
-    async def results(self, status: Status, custom_ids: list[str]
-                      ) -> dict[str, Reply | ProviderError]: ...
 
 
 @dataclass
@@ -262,3 +234,72 @@ _FOLLOWERS: dict[tuple[int, str], _Follower] = {}
 def custom_id(provider: str, model: str, request: Request, serving: dict[str, Any]) -> str:
     """A call's id in a batch: its reply-cache key (64 hex characters, OpenAI's limit)."""
     return request_key(provider, model, request, serving)
+
+
+class BatchBackend:
+    """A backend whose calls go through its provider's batch API (``--batch``): the bare
+    backend builds and reads them, its :class:`Collector` batches them."""
+
+    batched = True  # Reliable: no per-call timeout (a batch may take its 24 h window)
+
+    def __init__(self, inner: Any, driver: Driver, *, window_s: float = 2.0,
+                 poll_s: float = 30.0):
+        self.inner = inner
+        self.collector = Collector(driver, window_s=window_s, poll_s=poll_s,
+                                   max_lines=getattr(driver, "max_lines", 50_000))
+        self.spec, self.provider, self.model = inner.spec, inner.provider, inner.model
+        self.box_format, self.simulated = inner.box_format, inner.simulated
+        self.cacheable, self.capabilities = inner.cacheable, inner.capabilities
+        self.answers = getattr(inner, "answers", None)
+        self.concurrency = self.collector.max_lines  # every live trajectory may wait
+
+    def __getattr__(self, name: str) -> Any:  # profile, image, payload, dropped, ...
+        inner = self.__dict__.get("inner")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "batch": {
+            "api": self.collector.driver.name, "window_s": self.collector.window_s,
+            "poll_s": self.collector.poll_s, "batches": self.collector.submitted}}
+
+    async def attach(self, run_dir: Path, todo: int) -> None:
+        """The run directory's ledger: batches a killed run left are followed, not sent
+        again (the runner calls this once before the first call)."""
+        self.collector.attach(run_dir)
+
+    async def identify(self) -> dict[str, Any]:
+        return await self.inner.identify()
+
+    def prepare(self, instances: list) -> None:
+        self.inner.prepare(instances)
+
+    async def complete(self, request: Request) -> Reply:
+        serving = await self.inner.identify()
+        cid = custom_id(self.provider, self.model, request, serving)
+        return await self.collector.call(cid, self.collector.driver.body(request))
+
+    async def aclose(self) -> None:
+        await self.collector.aclose()
+        await self.inner.aclose()
+
+
+def batch_backend(inner: Any, *, window_s: float = 2.0, poll_s: float = 30.0) -> BatchBackend:
+    """``inner`` through its provider's batch API; a BackendConfigError for a backend that
+    has none (vLLM, the simulator) or one spread over several servers."""
+    from .base import BackendConfigError
+
+    if getattr(inner, "servers", None):
+        raise BackendConfigError(f"{inner.spec}: --batch sends one model's calls to one "
+                                 "provider; give it one server")
+    if inner.provider in ("openai", "openai-responses"):
+        from .batch_openai import OpenAIBatches
+
+        return BatchBackend(inner, OpenAIBatches(inner), window_s=window_s, poll_s=poll_s)
+    if inner.provider == "gemini":
+        from .batch_gemini import GeminiBatches
+
+        return BatchBackend(inner, GeminiBatches(inner), window_s=window_s, poll_s=poll_s)
+    raise BackendConfigError(f"{inner.spec}: --batch is for the openai, openai-responses and "
+                             "gemini backends (their providers' batch APIs)")

@@ -186,7 +186,11 @@ class Gemini(BaseBackend):
             )
         except Exception as exc:
             raise classify_gemini_error(exc) from exc
-        latency = time.perf_counter() - t0
+        return self.read(resp, time.perf_counter() - t0)
+
+    def read(self, resp: Any, latency: float = 0.0) -> Reply:
+        """The Reply of a ``GenerateContentResponse`` (a batch's responses are read here
+        too)."""
         candidates = getattr(resp, "candidates", None) or []
         if not candidates:
             feedback = getattr(resp, "prompt_feedback", None)

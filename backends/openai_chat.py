@@ -262,7 +262,11 @@ class OpenAIChat(OpenAIClientBackend):
         t0 = time.perf_counter()
         resp = await self.post("/chat/completions", self.payload(request),
                                _chat_completion_type())
-        latency = time.perf_counter() - t0
+        return self.read(resp, time.perf_counter() - t0)
+
+    def read(self, resp: Any, latency: float = 0.0) -> Reply:
+        """The Reply of a Chat Completions response (a ``ChatCompletion``; a batch's lines
+        are read here too)."""
         if not getattr(resp, "choices", None):
             raise ProviderError("malformed", "the response has no choices")
         choice = resp.choices[0]

@@ -170,12 +170,17 @@ class OpenAIResponses(OpenAIClientBackend):
         t0 = time.perf_counter()
         # ``object`` keeps the reply as parsed JSON, read (and checked) below
         resp = await self.post("/responses", self.payload(request), object)
-        latency = time.perf_counter() - t0
-        text, reasoning, usage, finish = read_response(resp)
-        model = resp.get("model") if isinstance(resp, dict) else None
-        return Reply(text=text, reasoning=reasoning, usage=usage, latency_s=latency,
-                     finish_reason=finish,
-                     served={"model": model} if isinstance(model, str) and model else None)
+        return reply_of(resp, time.perf_counter() - t0)
+
+
+def reply_of(resp: Any, latency: float = 0.0) -> Reply:
+    """The Reply of a Responses API body (parsed JSON; a batch's lines are read here too)."""
+    text, reasoning, usage, finish = read_response(resp)
+    model = resp.get("model") if isinstance(resp, dict) else None
+    return Reply(text=text, reasoning=reasoning, usage=usage, latency_s=latency,
+                 finish_reason=finish,
+                 served={"model": model} if isinstance(model, str) and model else None)
+
 
 @provider("openai-responses",
           "openai-responses:MODEL[@URL[,URL...]][,key_env=VAR,detail=...]  (Responses API, "

@@ -50,6 +50,8 @@ class Reliable:
     ):
         if getattr(inner, "interactive", False):
             concurrency, timeout_s, max_attempts = inner.concurrency, None, 1
+        if getattr(inner, "batched", False):  # a batch takes up to its 24 h window
+            timeout_s = None
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.inner = inner

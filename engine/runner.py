@@ -357,7 +357,9 @@ class Runner:
 
         async def workers() -> None:
             try:
-                await asyncio.gather(*(worker() for _ in range(self.workers)))
+                # never more workers than trajectories (a batch backend allows thousands)
+                n = max(1, min(self.workers, self.total()))
+                await asyncio.gather(*(worker() for _ in range(n)))
             finally:
                 for queue in queues.values():
                     queue.put_nowait(None)  # nothing more will come

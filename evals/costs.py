@@ -48,11 +48,18 @@ def priced(model: str, kind: str, prices: Prices | None) -> tuple[bool, Any]:
     return True, prices(model)
 
 
-def cost_of(usage: Mapping[str, int], price: Any) -> float | None:
-    """US dollars of ``usage`` at ``price`` (None without a price)."""
+def cost_of(usage: Mapping[str, int], price: Any, batch: bool = False) -> float | None:
+    """US dollars of ``usage`` at ``price`` (None without a price); ``batch``: sent through
+    the provider's batch API, at its discount."""
     if price is None:
         return None
-    return float(price.cost(Usage(**{k: int(usage.get(k, 0)) for k in KEYS})))
+    return float(price.cost(Usage(**{k: int(usage.get(k, 0)) for k in KEYS}), batch))
+
+
+def batched_specs(backends: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The backends of run.json that went through a batch API (``--batch``): priced at the
+    batch discount."""
+    return frozenset(str(d.get("spec")) for d in backends if d.get("batch"))
 
 
 def price_fields(price: Any) -> dict[str, Any] | None:

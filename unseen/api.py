@@ -83,6 +83,7 @@ def _record_backend_state(run: RunDir, clients: list) -> None:
         return
     counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
     dropped = {c.spec: d for c in clients if (d := c.describe().get("dropped_params"))}
+    batches = {c.spec: b for c in clients if (b := c.describe().get("batch"))}
     limits = {c.spec: lim.record() for c in clients
               if (lim := getattr(c, "limiter", None)) is not None and lim.adaptive}
     for desc in config.backends:
@@ -91,6 +92,8 @@ def _record_backend_state(run: RunDir, clients: list) -> None:
             desc["server_counts"] = counts[spec]
         if spec in limits:  # the adaptive limit's course and the 429s, this session's
             desc["concurrency_course"] = limits[spec]
+        if spec in batches:  # the batches this session sent
+            desc["batch"] = batches[spec]
         if spec in dropped:
             desc["dropped_params"] = sorted({*desc.get("dropped_params", []), *dropped[spec]})
     run.write_config(config)
@@ -219,11 +222,14 @@ def _cost_meter(clients: list, max_cost: float | None, processes: int) -> Any:
                            "$UNSEEN_PRICES; see `unseen prices`)")
         priced[c.spec] = price
 
+    batched = {c.spec for c in clients if getattr(c, "batched", False)}
+
     def spent(traj: Trajectory) -> float:
         price = priced.get(traj.backend)
         if price is None:
             return 0.0
-        return sum(price.cost(s.reply.usage) for s in traj.steps if not s.reply.cached)
+        batch = traj.backend in batched  # at the batch API's discount
+        return sum(price.cost(s.reply.usage, batch) for s in traj.steps if not s.reply.cached)
 
     return spent
 
@@ -246,6 +252,9 @@ async def run_async(
     profiles: str | Path | None = None,
     cache_tag: str | None = None,
     adaptive: bool = True,
+    batch: bool = False,
+    batch_window_s: float = 2.0,
+    batch_poll_s: float = 30.0,
     timeout_s: float = settings.DEFAULT_TIMEOUT_S,
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
@@ -277,7 +286,9 @@ async def run_async(
     connect_options = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
                        "base_url": base_url, "max_image_side": max_image_side,
-                       "profiles": profiles, "cache_tag": cache_tag, "adaptive": adaptive}
+                       "profiles": profiles, "cache_tag": cache_tag, "adaptive": adaptive,
+                       "batch": batch, "batch_window_s": batch_window_s,
+                       "batch_poll_s": batch_poll_s}
     _check_specs(request.backends)
     _check_base_urls(request.backends, base_url)
     reply_cache = ReplyCache(cache_dir) if cache else None

@@ -33,7 +33,9 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                           cache_tag: str | None = None,
                           max_image_side: int | None = None, max_cost: float | None = None,
                           prices: str | Path | None = None,
-                          adaptive: bool = True) -> RunResult:
+                          adaptive: bool = True, batch: bool = False,
+                          batch_window_s: float = 2.0,
+                          batch_poll_s: float = 30.0) -> RunResult:
     """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``: the
     ``director`` benchmark through the one run pipeline (``unseen.api.run_async``);
     ``max_cost`` (US dollars) stops it cleanly once this call's replies have spent it."""
@@ -42,7 +44,8 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
         cache=cache, cache_dir=cache_dir, timeout_s=timeout_s, max_attempts=max_attempts,
         backoff_base_s=backoff_base_s, base_url=base_url, progress=progress,
         profiles=profiles, cache_tag=cache_tag, max_image_side=max_image_side,
-        adaptive=adaptive, max_cost=max_cost, prices=prices,
+        adaptive=adaptive, max_cost=max_cost, prices=prices, batch=batch,
+        batch_window_s=batch_window_s, batch_poll_s=batch_poll_s,
         run_label="unseen director run", design=design, source=source, scenes=scenes,
         reasoning_effort=reasoning_effort, temperature=temperature, max_tokens=max_tokens)
 

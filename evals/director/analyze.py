@@ -402,20 +402,22 @@ def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, 
             raise AnalysisError("every scene of the run has the apparent-size flag")
     from .costs import model_costs
 
-    serving, dropped = _serving(Path(run_dir))
+    serving, dropped, batched = _serving(Path(run_dir))
     return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent,
-                   serving=serving, dropped=dropped, costs=model_costs(rows, prices))
+                   serving=serving, dropped=dropped,
+                   costs=model_costs(rows, prices, batched))
 
 
-def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """Each design model's image settings and rejected parameters, from run.json."""
+def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]], frozenset[str]]:
+    """Each design model's image settings and rejected parameters, and the backends that
+    went through a batch API, from run.json."""
     from ...engine.errors import UnseenError
     from ...engine.rundir import RunDir, serving_text
 
     try:
         config = RunDir(run_dir).config
     except UnseenError:
-        return {}, {}
+        return {}, {}, frozenset()
     names = run_model_names(run_dir)
     serving, dropped = {}, {}
     for desc in config.backends if config is not None else []:
@@ -424,4 +426,6 @@ def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
             serving[name] = text
         if desc.get("dropped_params"):
             dropped[name] = list(desc["dropped_params"])
-    return serving, dropped
+    from ..costs import batched_specs
+
+    return serving, dropped, batched_specs(config.backends if config is not None else [])

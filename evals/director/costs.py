@@ -10,7 +10,8 @@ from typing import Any
 from .. import costs
 
 
-def model_costs(rows: Iterable[dict[str, Any]], prices: costs.Prices | None) -> list[dict[str, Any]]:
+def model_costs(rows: Iterable[dict[str, Any]], prices: costs.Prices | None,
+                batched: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """One dict per design model answered by a real model: ``model``, ``served_model``,
     ``replies``, ``cost_usd`` (per reply), ``cost_total_usd`` and ``price`` (its fields;
     None, and the costs None, without one); ``costed`` True. Empty without ``prices``."""
@@ -24,13 +25,14 @@ def model_costs(rows: Iterable[dict[str, Any]], prices: costs.Prices | None) -> 
         if kind != "model":
             continue
         served = r.get("served_model") or r["model"]
-        g = groups.setdefault((r["model"], served), {"replies": 0, "usage": {}})
+        g = groups.setdefault((r["model"], served), {"replies": 0, "usage": {},
+                                                      "batch": r.get("backend") in batched})
         g["replies"] += 1
         costs.add_usage(g["usage"], r.get("usage"))
     out = []
     for (model, served), g in sorted(groups.items()):
         price = prices(served)
-        total = costs.cost_of(g["usage"], price)
+        total = costs.cost_of(g["usage"], price, batch=g["batch"])
         out.append({"model": model, "served_model": served, "replies": g["replies"],
                     "costed": True, "cost_usd": None if total is None else total / g["replies"],
                     "cost_total_usd": total, "price": costs.price_fields(price),

@@ -95,7 +95,7 @@ class SceneFunRI:
 
 
 #: backend description keys filled in while a run goes on (``unseen.api``)
-RUNTIME_KEYS = frozenset({"server_counts", "dropped_params", "concurrency_course"})
+RUNTIME_KEYS = frozenset({"server_counts", "dropped_params", "concurrency_course", "batch"})
 
 
 def _union(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -121,6 +121,7 @@ def summarize(
     runs = open_runs(run_dirs)
     # each backend as run.json describes it: how it sent images, what it dropped
     descs = {d.get("spec"): d for r in runs for d in _backends_of(r)}
+    batched = costs.batched_specs(descs.values())
     groups: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"by_instance": defaultdict(list), "n": 0, "answered": 0, "calls": 0, "in": 0,
                  "out": 0, "sec": 0.0, "simulated": False, "backend": "", "usage": {}}
@@ -172,7 +173,7 @@ def summarize(
             "seconds": g["sec"] / n, "ci_level": level, "ci_resamples": resamples, "ci_seed": seed,
         })
         costed, price = costs.priced(model, row["kind"], prices)
-        total = costs.cost_of(g["usage"], price)
+        total = costs.cost_of(g["usage"], price, batch=g["backend"] in batched)
         row.update({"costed": costed, "cost_usd": None if total is None else total / n,
                     "cost_total_usd": total, "price": costs.price_fields(price)})
         rows.append(row)

@@ -88,6 +88,9 @@ def director_run(
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
     fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai, openai-responses, gemini): cheaper, results within 24 h; the run resumes its batches after a kill.")] = False,
+    batch_window: Annotated[float, typer.Option(min=0.0, help="With --batch: seconds without a new call before the waiting calls go as one batch.")] = 2.0,
+    batch_poll: Annotated[float, typer.Option(min=0.1, help="With --batch: seconds between looks at a batch's status.")] = 30.0,
     base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
@@ -120,7 +123,8 @@ def director_run(
                            temperature=temperature, max_tokens=max_tokens, progress=not quiet,
                            profiles=profiles, cache_tag=cache_tag,
                            max_image_side=max_image_side, adaptive=not fixed_concurrency,
-                           max_cost=max_cost, prices=prices)
+                           max_cost=max_cost, prices=prices, batch=batch,
+                           batch_window_s=batch_window, batch_poll_s=batch_poll)
     except KeyboardInterrupt:
         interrupted("calls", run_dir)
     if quiet_or_resumed(result, quiet, "calls"):

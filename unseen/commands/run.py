@@ -32,6 +32,9 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
     fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai, openai-responses, gemini): cheaper, results within 24 h; the run resumes its batches after a kill.")] = False,
+    batch_window: Annotated[float, typer.Option(min=0.0, help="With --batch: seconds without a new call before the waiting calls go as one batch.")] = 2.0,
+    batch_poll: Annotated[float, typer.Option(min=0.1, help="With --batch: seconds between looks at a batch's status.")] = 30.0,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
     box_format: Annotated[str | None, typer.Option(help="The box convention to ask every backend for (a spec's box_format=... wins): pixel, norm1000, gemini, unit, qwen2.5, qwen3; default: each model's profile.")] = None,
     profiles: Annotated[Path | None, typer.Option(help="A model-profile file (TOML [[profile]]: pattern, box_format, sampling, ...) read before the built-in profiles: how a model unseen does not know is added (default: $UNSEEN_PROFILES).")] = None,
@@ -72,6 +75,7 @@ def run(
             processes=processes, allow_outside_images=allow_outside_images,
             profiles=profiles, max_image_side=max_image_side, cache_tag=cache_tag,
             adaptive=not fixed_concurrency, max_cost=max_cost, prices=prices,
+            batch=batch, batch_window_s=batch_window, batch_poll_s=batch_poll,
         )
         if not strategy and defaults.rules and not result.cost_capped:  # for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),

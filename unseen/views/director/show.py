@@ -83,13 +83,14 @@ def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[Rendera
     """What each real model's replies cost, in US dollars (none for simulated, rule and
     human replies; ``no price`` for a model without one)."""
     from ...backends.prices import price_for
-    from ...evals.costs import record_usage
+    from ...evals.costs import batched_specs, record_usage
     from ...evals.director import costs as cost_rows
 
     rows = cost_rows.model_costs(
         ({"model": run.model(r), "backend": r.get("backend", ""),
           "simulated": r.get("simulated"), "served_model": r["model"],
-          "usage": record_usage(r)} for r in records), price_for)
+          "usage": record_usage(r)} for r in records), price_for,
+        batched_specs(run.run.config.backends if run.run.config is not None else []))
     if not rows:
         return []
     table = Table(title="cost per model", title_justify="left", **COMPACT)

@@ -1,0 +1,114 @@
+"""OpenAI's Batch API (Files + ``/v1/batches``) for ``openai`` and ``openai-responses``.
+
+A batch is a JSONL file of ``{"custom_id", "method": "POST", "url", "body"}`` lines (the
+body each call would have sent: ``payload``, without the parameters the model rejected),
+uploaded with ``purpose="batch"``, then ``batches.create(input_file_id, endpoint,
+completion_window="24h")``. Its ``status`` ends ``completed``, ``failed``, ``expired`` or
+``cancelled``; results come in ``output_file_id`` (``{"custom_id", "response":
+{"status_code", "body"}}``, not in input order: matched by ``custom_id``) and failures in
+``error_file_id`` (the same shape with an error status and body, or ``{"error": {"code",
+"message"}}``, ``batch_expired`` for a line an expired batch never ran).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..engine.backend import ProviderError
+from ..engine.types import Reply, Request
+from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, Status
+from .http_errors import status_kind
+from .openai_chat import classify_openai_error
+from .rejected import without
+
+_STATES = {"completed": DONE, "failed": FAILED, "expired": EXPIRED, "cancelled": CANCELLED}
+
+
+class OpenAIBatches:
+    """The batch side of an OpenAI backend (Chat Completions or Responses)."""
+
+    name = "openai"
+
+    def __init__(self, backend: Any):
+        self.backend = backend  # an OpenAIChat or OpenAIResponses (one server)
+        self.responses = backend.provider == "openai-responses"
+        self.url = "/v1/responses" if self.responses else "/v1/chat/completions"
+
+    def body(self, request: Request) -> dict[str, Any]:
+        return without(self.backend.payload(request), self.backend.dropped)
+
+    async def submit(self, lines: list[tuple[str, dict[str, Any]]]) -> str:
+        client = self.backend._get_client()
+        data = "".join(json.dumps({"custom_id": cid, "method": "POST", "url": self.url,
+                                   "body": body}) + "\n" for cid, body in lines)
+        try:
+            upload = await client.files.create(file=("unseen-batch.jsonl", data.encode()),
+                                               purpose="batch")
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint=self.url, completion_window="24h",
+                metadata={"unseen": self.backend.spec[:500]})
+        except Exception as exc:
+            raise classify_openai_error(exc) from exc
+        return batch.id
+
+    async def poll(self, batch_id: str) -> Status:
+        try:
+            batch = await self.backend._get_client().batches.retrieve(batch_id)
+        except Exception as exc:
+            raise classify_openai_error(exc) from exc
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        why = "; ".join(f"{e.code}: {e.message}" for e in errors if e is not None)
+        return Status(_STATES.get(batch.status, "running"), batch.status, why, batch)
+
+    async def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+        if not file_id:
+            return []
+        try:
+            content = await self.backend._get_client().files.content(file_id)
+        except Exception as exc:
+            raise classify_openai_error(exc) from exc
+        out = []
+        for raw in content.text.splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+                out.append(line)
+        return out
+
+    async def results(self, status: Status, custom_ids: list[str]
+                      ) -> dict[str, Reply | ProviderError]:
+        batch = status.handle
+        out: dict[str, Reply | ProviderError] = {}
+        for line in [*await self._lines(getattr(batch, "output_file_id", None)),
+                     *await self._lines(getattr(batch, "error_file_id", None))]:
+            out[line["custom_id"]] = self._read_line(line)
+        return out
+
+    def _read_line(self, line: dict[str, Any]) -> Reply | ProviderError:
+        error, response = line.get("error"), line.get("response")
+        if isinstance(error, dict) and error:
+            code = str(error.get("code") or "")
+            kind = "server" if code == "batch_expired" else "client"
+            return ProviderError(kind, f"batch line failed: {code}: {error.get('message', '')}")
+        if not isinstance(response, dict):
+            return ProviderError("malformed", "a batch line with neither response nor error")
+        status, body = response.get("status_code"), response.get("body")
+        if status != 200:
+            text = json.dumps(body)
+            return ProviderError(status_kind(int(status or 500), text),
+                                 f"HTTP {status} in a batch line: {text[:200]}", status)
+        try:
+            if self.responses:
+                from .openai_responses import reply_of
+
+                return reply_of(body)
+            from openai.types.chat import ChatCompletion
+
+            return self.backend.read(ChatCompletion.model_validate(body))
+        except ProviderError as exc:
+            return exc
+        except Exception as exc:  # a body of another shape
+            return ProviderError("malformed", f"unreadable batch line: {exc}")
