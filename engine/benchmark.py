@@ -116,6 +116,8 @@ class Benchmark(Protocol):
     name: str  # run.json's ``benchmark``
     summary: str  # one line, for ``unseen benchmarks``
     # optional, not in the protocol's checks: ``defaults: RunDefaults`` (:func:`defaults_of`)
+    # and ``dry_run_respondent: str``, the ``sim`` spec that answers a dry run's requests
+    # (``unseen.dryrun``; default ``sim:oracle``)
     # the instance kinds its instances offer, by the ``benchmark=`` strategies declare: a
     # benchmark whose instances look like SceneFunRI's (an image, an instruction, a box)
     # accepts "scenefunri" and runs every box strategy

@@ -36,6 +36,9 @@ class DirectorTask:
     accepts = frozenset({"director"})
     summary = ("a partition hides one block from a director: what the model says the director "
                "sees, and which block it picks (Director Task studies)")
+    # who answers a dry run's turns (unseen.dryrun): a reply always read, so every two-turn
+    # condition asks its second turn
+    dry_run_respondent = "sim:director-oracle"
 
     def claims(self, data: Path) -> bool:
         return (data / SCENES_FILE).is_file() if data.is_dir() else data.suffix == ".toml"
