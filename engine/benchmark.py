@@ -48,7 +48,9 @@ class RunRequest:
 
     ``backends`` are the specs as given; ``names`` the model name each runs under where the
     user gave one (``NAME=SPEC``), else None. ``options`` holds what only one benchmark
-    reads (the Director's design and scene folder, its decoding)."""
+    reads (the Director's design and scene folder, its decoding); ``options["dry_run"]`` is
+    True when the plan is a dry run's (``unseen.dryrun``: its run directory is temporary,
+    and the benchmark writes nothing outside it)."""
 
     data: str | Path | None = None
     strategies: list[str] = field(default_factory=list)

@@ -122,6 +122,7 @@ async def estimate(bench: Any, request: Any, strategies: list, clients: list,
         with tempfile.TemporaryDirectory(prefix="unseen-dry-run-") as tmp:
             run_dir = Path(tmp) / (Path(out).name if out else "dry-run")
             run_dir.mkdir()
+            request.options["dry_run"] = True  # a benchmark writes nothing outside run_dir
             plan = bench.plan(request, strategies, standins, run_dir)
             runner = _Runner.from_plan(plan, standins, run_dir, progress=False)
             runner.finished = done

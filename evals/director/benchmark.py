@@ -88,6 +88,9 @@ class DirectorTask:
             s in batch.sets and any(batch.asks(n) for n in names) for batch in design.batches)]
         scenes = request.options.get("scenes")
         root = Path(scenes) if scenes else recorded_scenes(earlier) or run_dir / "scenes"
+        if request.options.get("dry_run") and not all(
+                (root / s / SCENES_FILE).is_file() for s in needed):
+            root = run_dir / "scenes"  # a dry run renders what is missing where it may write
         sets = scene_sets(design, needed, root, progress=request.progress)
         items = plan_calls(design, backends, names, self._specs(request), sets)
         described = [{**b.describe(), "spec": b.spec, "model": n}

@@ -2,8 +2,9 @@
 fake-server run is within 10 % of the prompt tokens the fake server counted itself from the
 bodies it received (``fake_tokens``: the same published rules, implemented apart), for
 direct, spoe:T=3 and cot-sr against gpt-4o (detail high and low), Gemini 3 Flash
-(media_resolution high) and Qwen2.5-VL on vLLM (max_pixels set); and the calls it counts
-are the real run's. A dry run writes nothing and sends nothing."""
+(media_resolution high) and Qwen2.5-VL on vLLM (max_pixels set), and beyond it for a
+zoomed-in crop (spoe:finish=direct) and a resized image (max_image_side); and the calls it
+counts are the real run's. A dry run writes nothing and sends nothing."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from helpers import read_journal
 import unseen
 from unseen.backends.tokens import OUTPUT_ASSUMPTIONS
 
-STRATEGIES = ["direct", "spoe:T=3", "cot-sr"]
+STRATEGIES = ["direct", "spoe:T=3", "cot-sr", "spoe:T=2,finish=direct"]
 QWEN = "Qwen/Qwen2.5-VL-7B-Instruct"
 LIMIT = 6
 
@@ -39,7 +40,7 @@ def answer(rec) -> Reply:
     if "Answer with one letter" in prompt:
         return Reply("A")
     key = "box_2d" if '"box_2d"' in prompt else "bbox_2d" if '"bbox_2d"' in prompt else "box"
-    box = json.dumps({key: [100, 100, 300, 300]})
+    box = json.dumps({key: [10, 10, 60, 60]})  # inside every frame, a crop's included
     if "Think step by step" not in prompt:
         return Reply(box)
     tail = "\nFinal answer: " + box
@@ -52,7 +53,8 @@ def _backends(fp) -> list[str]:
     return [f"openai:gpt-4o@{fp.openai_base_url},detail=high",
             f"openai:gpt-4o@{fp.openai_base_url},detail=low",
             f"gemini:gemini-3-flash@{fp.gemini_base_url},media_resolution=high",
-            f"vllm:{QWEN}@{fp.url},max_pixels=200704"]
+            f"vllm:{QWEN}@{fp.url},max_pixels=200704",
+            f"openai:gpt-4o@{fp.openai_base_url},detail=high,max_image_side=320"]
 
 
 @pytest.fixture
@@ -195,3 +197,10 @@ def test_a_director_study_is_planned_turn_by_turn(fp, keys, tmp_path, director_s
         estimate = row["input_text_tokens"] + row["input_image_tokens"]
         assert estimate == pytest.approx(counted[row["spec"]], rel=0.10)
         assert row["calls_by_kind"] == {"fields": 18}
+    # scene sets missing from --scenes are rendered where the dry run may write, not there
+    empty = tmp_path / "no-scenes"
+    empty.mkdir()
+    code, _, err = run_main([*[a if a != str(director_scenes) else str(empty) for a in argv],
+                             "--dry-run", "--format", "json"])
+    assert code == 0, err
+    assert not any(empty.iterdir())
