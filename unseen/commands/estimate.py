@@ -54,24 +54,30 @@ def print_estimate(estimate: Any, fmt: str) -> None:
         table.add_row(escape(r.spec), _n(r.trajectories), _n(r.calls), *tokens,
                       _usd(r, "cost_usd"), _usd(r, "batch_cost_usd"))
     out.print(table)
-    lines = [f"total: ${estimate.cost_usd:,.4f}, ${estimate.batch_cost_usd:,.4f} through the "
-             "providers' batch APIs (each price's batch discount)"
+    lines = [f"total: ${estimate.cost_usd:,.4f}; ${estimate.batch_cost_usd:,.4f} with each "
+             "price's batch discount (the providers' batch APIs)"
              + (f"; no price for {', '.join(estimate.no_price)}: its cost is unknown (add "
-                "one with --prices FILE; see `unseen prices`)" if estimate.no_price else "")]
-    lines.append(estimate.note)
+                "one with --prices FILE; see `unseen prices`)" if estimate.no_price else ""),
+             estimate.note]
     for r in estimate.backends:
         if r.image_rule is not None:
             flag = " (* a fallback: unseen knows no image rule for this model)" \
                 if r.fallback else ""
-            reasoning = f"; {_n(r.reasoning_tokens)} of the output reasoning" \
+            reasoning = f"; {_n(r.reasoning_tokens)} of its output tokens are reasoning" \
                 if r.reasoning_tokens else ""
             lines.append(f"{r.spec}: images {r.image_rule}{flag}{reasoning}"
                          + (f"; price {r.price}" if r.price else ""))
     a = estimate.assumptions
     lines.append(f"text tokens: {a['text']}")
-    lines.append("output tokens assumed per reply: " + "; ".join(
-        f"{k} {v['tokens']} ({v['reply']})" for k, v in a["output_tokens"].items()))
-    lines.append("reasoning tokens per reply of a model whose profile thinks, by reasoning "
-                 "effort: " + ", ".join(f"{k} {v}" for k, v in a["reasoning_tokens"].items()))
     for line in lines:
-        out.print(escape(line), soft_wrap=False, highlight=False)
+        out.print(escape(line), highlight=False)
+    kinds = Table(title="output tokens assumed per reply", title_justify="left")
+    for col in ("reply", "tokens", "what it holds"):
+        kinds.add_column(col, justify="right" if col == "tokens" else "left", overflow="fold")
+    for kind, v in a["output_tokens"].items():
+        kinds.add_row(kind, _n(v["tokens"]), escape(v["reply"]))
+    out.print(kinds)
+    out.print(escape("plus, for a model whose profile thinks, reasoning tokens per reply by "
+                     "reasoning effort: " + ", ".join(f"{k} {v}" for k, v in
+                                                     a["reasoning_tokens"].items())),
+              highlight=False)
