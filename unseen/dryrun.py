@@ -56,6 +56,8 @@ class BackendEstimate(BaseModel):
     model: str
     kind: str  # model, sim, rule or human (the last three cost nothing)
     trajectories: int
+    # trajectories the simulator left unanswered: their later calls, if any, are not counted
+    unanswered: int = 0
     calls: int
     input_text_tokens: int = 0
     input_image_tokens: int = 0
@@ -127,11 +129,14 @@ async def estimate(bench: Any, request: Any, strategies: list, clients: list,
             runner = _Runner.from_plan(plan, standins, run_dir, progress=False)
             runner.finished = done
             result = await runner.run()
-            per_backend = Counter(r["backend"] for r in iter_records(run_dir / JOURNAL))
+            per_backend, unanswered = Counter(), Counter()
+            for r in iter_records(run_dir / JOURNAL):  # streamed: a study's journal is long
+                per_backend[r["backend"]] += 1
+                unanswered[r["backend"]] += r.get("status") != "answered"
     finally:
         for s in standins:
             await s.aclose()
-    rows = [_row(s, per_backend[s.spec]) for s in standins]
+    rows = [_row(s, per_backend[s.spec], unanswered[s.spec]) for s in standins]
     return DryRunEstimate(
         benchmark=bench.name, run_dir=str(out) if out else None, respondent=respondent,
         trajectories=result.total - result.skipped, skipped=result.skipped, backends=rows,
@@ -155,11 +160,11 @@ def _done(out: str | Path | None) -> set[str]:
     return finished_keys(journal) if journal is not None and journal.is_file() else set()
 
 
-def _row(s: StandIn, trajectories: int) -> BackendEstimate:
+def _row(s: StandIn, trajectories: int, unanswered: int) -> BackendEstimate:
     kind = kind_of(s.spec, s.real.simulated)
     t = s.tally
     row = BackendEstimate(spec=s.spec, model=s.model, kind=kind, trajectories=trajectories,
-                          calls=t.calls, input_text_tokens=t.text, input_image_tokens=t.image,
+                          unanswered=unanswered, calls=t.calls, input_text_tokens=t.text, input_image_tokens=t.image,
                           output_tokens=t.output + t.reasoning, reasoning_tokens=t.reasoning,
                           calls_by_kind=dict(sorted(t.kinds.items())))
     if kind != "model":  # the simulator, rules and people cost nothing

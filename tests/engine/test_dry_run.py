@@ -204,3 +204,13 @@ def test_a_director_study_is_planned_turn_by_turn(fp, keys, tmp_path, director_s
                              "--dry-run", "--format", "json"])
     assert code == 0, err
     assert not any(empty.iterdir())
+
+
+def test_trajectories_the_simulator_left_unanswered_are_said(sample_data, run_main):
+    plan = unseen.run(sample_data, ["spoe:T=4"], ["sim:default,unparseable=1.0"], limit=3,
+                      progress=False, dry_run=True)
+    row = plan.backends[0]
+    assert (row.trajectories, row.unanswered, row.calls) == (3, 3, 3)  # each stops at once
+    code, stdout, _ = run_main(["run", "--data", str(sample_data), "-s", "spoe:T=4", "--limit",
+                                "3", "-b", "sim:default,unparseable=1.0", "--dry-run"])
+    assert code == 0 and "left 3 trajectories unanswered" in " ".join(stdout.split())

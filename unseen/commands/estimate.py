@@ -67,6 +67,9 @@ def print_estimate(estimate: Any, fmt: str) -> None:
                 if r.reasoning_tokens else ""
             lines.append(f"{r.spec}: images {r.image_rule}{flag}{reasoning}"
                          + (f"; price {r.price}" if r.price else ""))
+        if r.unanswered:
+            lines.append(f"{r.spec}: the simulator left {r.unanswered} trajectories "
+                         "unanswered: calls they would have gone on to make are not counted")
     a = estimate.assumptions
     lines.append(f"text tokens: {a['text']}")
     for line in lines:
