@@ -48,7 +48,9 @@ class RunRequest:
 
     ``backends`` are the specs as given; ``names`` the model name each runs under where the
     user gave one (``NAME=SPEC``), else None. ``options`` holds what only one benchmark
-    reads (the Director's design and scene folder, its decoding)."""
+    reads (the Director's design and scene folder, its decoding); ``options["dry_run"]`` is
+    True when the plan is a dry run's (``unseen.dryrun``: its run directory is temporary,
+    and the benchmark writes nothing outside it)."""
 
     data: str | Path | None = None
     strategies: list[str] = field(default_factory=list)
@@ -116,6 +118,8 @@ class Benchmark(Protocol):
     name: str  # run.json's ``benchmark``
     summary: str  # one line, for ``unseen benchmarks``
     # optional, not in the protocol's checks: ``defaults: RunDefaults`` (:func:`defaults_of`)
+    # and ``dry_run_respondent: str``, the ``sim`` spec that answers a dry run's requests
+    # (``unseen.dryrun``; default ``sim:oracle``)
     # the instance kinds its instances offer, by the ``benchmark=`` strategies declare: a
     # benchmark whose instances look like SceneFunRI's (an image, an instruction, a box)
     # accepts "scenefunri" and runs every box strategy

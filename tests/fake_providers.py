@@ -21,7 +21,9 @@ It speaks just enough of two wire protocols for the REAL SDKs to work against
   as a synchronous one does, and is recorded with ``Recorded.batch_id`` set.
 
 Each request consumes the next scripted behaviour (:meth:`FakeProvider.script`),
-or the default one when the queue is empty. Behaviours are :class:`Reply`,
+or the default one when the queue is empty. With :attr:`FakeProvider.count_prompt` set (a
+callable ``Recorded -> int``, e.g. ``fake_tokens.prompt_tokens``), a reply's
+``prompt_tokens`` is what it counts in the request body received, not the scripted number. Behaviours are :class:`Reply`,
 :class:`Error`, :class:`Raw`, or a callable ``Recorded -> Reply | Error | Raw``.
 Every routed request is recorded in :attr:`FakeProvider.requests` (header names
 lower-cased). :meth:`FakeProvider.reset` empties the script and the record and sets the
@@ -96,6 +98,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import dataclasses
 import itertools
 import json
 import re
@@ -562,6 +565,8 @@ class FakeProvider(fake_batches.BatchesMixin):
         # the models GET /v1/models lists as a vLLM server does (``serve``); kept by reset
         self.models: dict[str, dict[str, Any]] = {}
         self.models_calls = 0
+        # counts each reply's prompt_tokens from the request body (None: the Reply's own)
+        self.count_prompt: Callable[[Recorded], int] | None = None
         self._init_batches()  # batch_calls, batch_polls, ... (fake_batches.BatchesMixin)
 
     def serve(self, model: str, **fields: Any) -> FakeProvider:
@@ -583,6 +588,7 @@ class FakeProvider(fake_batches.BatchesMixin):
             self.requests.clear()
             self.max_in_flight = self.in_flight
             self.default = default if default is not None else Reply(DEFAULT_TEXT)
+            self.count_prompt = None
         self._reset_batches()
 
     def _next(self) -> Behaviour:
@@ -594,11 +600,13 @@ class FakeProvider(fake_batches.BatchesMixin):
         behaviour, None), or (seq, Error(500), why) when the callable raised."""
         seq = self._record(rec)
         behaviour = self._next()
-        if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
-            try:
+        try:
+            if callable(behaviour) and not isinstance(behaviour, Reply | Error | Raw):
                 behaviour = behaviour(rec)
-            except Exception as exc:
-                return seq, Error(500), f"behaviour raised {exc!r}"
+            if isinstance(behaviour, Reply) and self.count_prompt is not None:
+                behaviour = dataclasses.replace(behaviour, prompt_tokens=self.count_prompt(rec))
+        except Exception as exc:
+            return seq, Error(500), f"behaviour raised {exc!r}"
         return seq, behaviour, None
 
     def _batch_line(self, rec: Recorded) -> tuple[int, Any]:

@@ -10,6 +10,7 @@ from .engine.lazy import lazy_exports
 
 _EXPORTS = {
     "Box": ".engine.box",
+    "DryRunEstimate": ".dryrun",
     "Instance": ".engine.types",
     "Reply": ".engine.types",
     "Request": ".engine.types",

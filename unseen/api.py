@@ -11,6 +11,10 @@ go through it; a benchmark plans its run (``engine.benchmark``), the pipeline do
 4. the runner journals every trajectory; with ``max_cost`` it stops handing out new ones
    once what this call spent (its trajectories' token usage × each model's price,
    ``backends.prices``) reaches the cap.
+
+With ``dry_run`` the checks of 1 and 2 are made (no server is asked what it serves), and
+instead of 3 and 4 the plan runs against stand-ins in a temporary directory
+(``unseen.dryrun``): the result is a ``DryRunEstimate``, and nothing is written or sent.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import settings
 from .backends import connect
@@ -37,6 +41,9 @@ from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
 from .engine.types import Trajectory
 from .renderers.overlay import render_overlay  # noqa: E402
+
+if TYPE_CHECKING:
+    from .dryrun import DryRunEstimate
 
 # the engine draws a step's overlay through whatever renderer the wiring registers
 register_overlay_renderer(render_overlay)
@@ -263,13 +270,16 @@ async def run_async(
     run_label: str = "unseen run",
     max_cost: float | None = None,
     prices: str | Path | None = None,
+    dry_run: bool = False,
     **options: Any,
-) -> RunResult:
+) -> RunResult | DryRunEstimate:
     """Run a benchmark's strategies against backends into a run directory; see ``run``.
 
     ``max_cost`` (US dollars) stops the run cleanly once this call's trajectories have spent
     it (``RunResult.cost_capped``); ``prices`` is a user price file read before the built-in
-    table (default ``$UNSEEN_PRICES``)."""
+    table (default ``$UNSEEN_PRICES``). ``dry_run`` returns the plan's estimate
+    (``unseen.dryrun.DryRunEstimate``: trajectories, calls, tokens and cost per backend)
+    without a call to any provider and without writing anything."""
     if samples is not None and samples < 1:
         raise RunError("--samples must be at least 1")
     if processes < 1:
@@ -302,6 +312,10 @@ async def run_async(
         _check_clients(clients, processes)
         check_pairing(specs, clients, bench.name, bench.accepts)  # before anything is written
         cost_of = _cost_meter(clients, max_cost, processes)
+        if dry_run:  # no identify(): a dry run asks no server anything
+            from .dryrun import estimate
+
+            return await estimate(bench, request, specs, clients, out)
         for c in clients:  # what each server says it serves: cache keys and run.json
             await _identify(c)
         run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
@@ -339,7 +353,7 @@ async def run_async(
 
 
 def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),
-        backends: Sequence[str] = ("sim",), **kwargs: Any) -> RunResult:
+        backends: Sequence[str] = ("sim",), **kwargs: Any) -> RunResult | DryRunEstimate:
     """Run strategies × backends over a benchmark's instances and journal every trajectory.
 
     ``data`` is a SceneFunRI folder (default: the bundled sample set); ``benchmark=`` names
@@ -347,6 +361,6 @@ def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),
     ``unseen.director.run_study``). Strategies are ``name[:k=v,...]`` and backends
     ``provider:target`` specs (``NAME=SPEC`` runs SPEC as a design's model NAME). Rerunning
     with the same ``out`` resumes: finished trajectories are skipped. Returns counts and the
-    run directory.
+    run directory; with ``dry_run=True``, the plan's estimate instead, nothing run or written.
     """
     return asyncio.run(run_async(data, strategies, backends, **kwargs))

@@ -19,7 +19,8 @@ from rich.markup import escape
 # command path → example command lines (the root app is "", groups their name)
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "": ("unseen run", "unseen compare runs/* --baseline direct --format md"),
-    "run": ("unseen run --data DIR -s direct -s spoe:T=6 -b openai:gpt-4o --out runs/gpt",),
+    "run": ("unseen run --data DIR -s direct -s spoe:T=6 -b openai:gpt-4o --out runs/gpt",
+            "unseen run --data DIR -s direct -s spoe:T=6 -b openai:gpt-4o --dry-run"),
     "compare": ("unseen compare runs/gpt runs/gemini --baseline direct --format md",
                 "unseen compare runs/gpt --paper"),
     "figure": ("unseen figure runs/gpt --worst 4 --out worst.png",
@@ -48,7 +49,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "director": ("unseen director run quick --backend sim --out runs/dq",
                  "unseen director analyze runs/dq"),
     "director prompts": ("unseen director prompts -c move -c move/novis",),
-    "director run": ("unseen director run quick --backend sim --out runs/dq",),
+    "director run": ("unseen director run quick --backend sim --out runs/dq",
+                     "unseen director run paper -b openai:gpt-6-sol --dry-run --format json"),
     "director analyze": ("unseen director analyze runs/dq --format md",),
     "director code": ("unseen director code runs/dq --coder sim",),
     "director codes": ("unseen director codes runs/dq",),

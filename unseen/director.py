@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .api import run_async
 from .engine.runner import RunResult
@@ -20,9 +20,12 @@ from .evals.director import strategy as _strategy  # noqa: F401 - registers `dir
 from .evals.director.runner import StudyError
 from .evals.director.study import Design
 
+if TYPE_CHECKING:
+    from .dryrun import DryRunEstimate
+
 __all__ = ["StudyError", "run_study", "run_study_async"]
 
-async def run_study_async(design: Design, backends: Sequence[str], out: str | Path, *,
+async def run_study_async(design: Design, backends: Sequence[str], out: str | Path | None, *,
                           source: str = "", scenes: str | Path | None = None,
                           concurrency: int = 8, cache: bool = True,
                           cache_dir: str | Path | None = None, timeout_s: float = 600.0,
@@ -34,22 +37,27 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                           max_image_side: int | None = None, max_cost: float | None = None,
                           prices: str | Path | None = None,
                           adaptive: bool = True, batch: bool = False,
-                          batch_window_s: float = 2.0,
-                          batch_poll_s: float = 30.0) -> RunResult:
+                          batch_window_s: float = 2.0, batch_poll_s: float = 30.0,
+                          dry_run: bool = False) -> RunResult | DryRunEstimate:
     """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``: the
     ``director`` benchmark through the one run pipeline (``unseen.api.run_async``);
-    ``max_cost`` (US dollars) stops it cleanly once this call's replies have spent it."""
+    ``max_cost`` (US dollars) stops it cleanly once this call's replies have spent it.
+    ``dry_run`` returns the study's plan (``unseen.dryrun.DryRunEstimate``: calls, tokens
+    and cost per backend, each condition's one or two turns counted by running it against
+    ``sim:director-oracle``) without a call to any provider and without writing to
+    ``out``."""
     return await run_async(
         None, (), backends, benchmark="director", out=out, concurrency=concurrency,
         cache=cache, cache_dir=cache_dir, timeout_s=timeout_s, max_attempts=max_attempts,
         backoff_base_s=backoff_base_s, base_url=base_url, progress=progress,
         profiles=profiles, cache_tag=cache_tag, max_image_side=max_image_side,
         adaptive=adaptive, max_cost=max_cost, prices=prices, batch=batch,
-        batch_window_s=batch_window_s, batch_poll_s=batch_poll_s,
+        batch_window_s=batch_window_s, batch_poll_s=batch_poll_s, dry_run=dry_run,
         run_label="unseen director run", design=design, source=source, scenes=scenes,
         reasoning_effort=reasoning_effort, temperature=temperature, max_tokens=max_tokens)
 
 
-def run_study(design: Design, backends: Sequence[str], out: str | Path, **kwargs: Any) -> RunResult:
+def run_study(design: Design, backends: Sequence[str], out: str | Path | None,
+              **kwargs: Any) -> RunResult | DryRunEstimate:
     """Synchronous :func:`run_study_async`."""
     return asyncio.run(run_study_async(design, backends, out, **kwargs))

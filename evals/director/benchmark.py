@@ -36,6 +36,9 @@ class DirectorTask:
     accepts = frozenset({"director"})
     summary = ("a partition hides one block from a director: what the model says the director "
                "sees, and which block it picks (Director Task studies)")
+    # who answers a dry run's turns (unseen.dryrun): a reply always read, so every two-turn
+    # condition asks its second turn
+    dry_run_respondent = "sim:director-oracle"
 
     def claims(self, data: Path) -> bool:
         return (data / SCENES_FILE).is_file() if data.is_dir() else data.suffix == ".toml"
@@ -85,6 +88,9 @@ class DirectorTask:
             s in batch.sets and any(batch.asks(n) for n in names) for batch in design.batches)]
         scenes = request.options.get("scenes")
         root = Path(scenes) if scenes else recorded_scenes(earlier) or run_dir / "scenes"
+        if request.options.get("dry_run") and not all(
+                (root / s / SCENES_FILE).is_file() for s in needed):
+            root = run_dir / "scenes"  # a dry run renders what is missing where it may write
         sets = scene_sets(design, needed, root, progress=request.progress)
         items = plan_calls(design, backends, names, self._specs(request), sets)
         described = [{**b.describe(), "spec": b.spec, "model": n}

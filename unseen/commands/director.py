@@ -11,6 +11,7 @@ import typer
 
 from .. import settings
 from .common import (
+    DRY_RUN_HELP,
     UserError,
     close,
     err,
@@ -102,6 +103,8 @@ def director_run(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
     max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new call starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help=DRY_RUN_HELP)] = False,
+    fmt: Annotated[str, typer.Option("--format", help="With --dry-run: table or json.")] = "table",
 ) -> None:
     """Run a Director study: every batch's calls in one seeded random order per model.
 
@@ -110,11 +113,21 @@ def director_run(
     """
     from ..director import run_study
     from ..evals.director.study import load_design
+    from .estimate import check_format, print_estimate
 
+    check_format(fmt, dry_run)
     design = load_design(design_file)
     if samples is not None:  # the study as run, not as shipped: study.json records it
         design = design.model_copy(update={"samples": samples})
     backends = backend or [settings.DEFAULT_BACKEND]
+    if dry_run:
+        return print_estimate(run_study(
+            design, backends, out_dir, source=str(design_file), scenes=scenes,
+            concurrency=concurrency, base_url=base_url, reasoning_effort=reasoning_effort,
+            temperature=temperature, max_tokens=max_tokens,
+            progress=not quiet and fmt == "table", profiles=profiles,
+            max_image_side=max_image_side, max_cost=max_cost, prices=prices, dry_run=True),
+            fmt)
     run_dir = out_dir or settings.new_run_dir([f"director-{design.name}"], backends)
     try:
         result = run_study(design, backends, run_dir, source=str(design_file), scenes=scenes,

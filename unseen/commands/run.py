@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from .. import settings
 from .common import (
+    DRY_RUN_HELP,
     UserError,
     close,
     interrupted,
@@ -18,6 +19,7 @@ from .common import (
     print_servers,
     quiet_or_resumed,
 )
+from .estimate import check_format, print_estimate
 
 commands = typer.Typer()
 
@@ -50,6 +52,8 @@ def run(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
     max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new trajectory starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help=DRY_RUN_HELP)] = False,
+    fmt: Annotated[str, typer.Option("--format", help="With --dry-run: table or json.")] = "table",
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
@@ -62,10 +66,19 @@ def run(
     from ..engine.benchmark import defaults_of, detect
     from ..engine.benchmark import get as get_benchmark
 
+    check_format(fmt, dry_run)
     bench = get_benchmark(benchmark) if benchmark else detect(data)
     defaults = defaults_of(bench)
     strategies = strategy or list(defaults.strategies)
     backends = backend or [settings.DEFAULT_BACKEND]
+    if dry_run:
+        return print_estimate(run_api(
+            data, strategies, backends, benchmark=bench.name, samples=samples, limit=limit,
+            out=out_dir, concurrency=concurrency, box_format=box_format, base_url=base_url,
+            progress=not quiet and fmt == "table", processes=processes,
+            allow_outside_images=allow_outside_images, profiles=profiles,
+            max_image_side=max_image_side, max_cost=max_cost, prices=prices, dry_run=True),
+            fmt)
     run_dir = out_dir or settings.new_run_dir(strategies or [bench.name], backends)
     try:
         result = run_api(
