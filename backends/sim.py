@@ -153,6 +153,13 @@ def parse_sim_spec(target: str) -> tuple[str, SimKnobs, dict[str, BaseModel]]:
     grouped: dict[str, dict[str, Any]] = {prefix: {} for prefix in EXTRA_KNOBS}
     for k in list(values):
         prefix = next((p for p in EXTRA_KNOBS if k.startswith(p)), None)
+        if prefix is None and k not in SimKnobs.model_fields:
+            # a benchmark's knob by its own name (``uplift``, as ``director power`` lists
+            # it): the one registered set that has it; its prefix (``dir_uplift``) works too
+            owners = [p for p, model in EXTRA_KNOBS.items() if k in model.model_fields]
+            if len(owners) == 1:
+                grouped[owners[0]][k] = values.pop(k)
+                continue
         if prefix is not None:
             grouped[prefix][k.removeprefix(prefix)] = values.pop(k)
     extras = {}

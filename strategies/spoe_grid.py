@@ -5,6 +5,9 @@ asks which cells are unlikely to hold the target; the model may eliminate severa
 The region becomes the bounding box of the cells kept (cells not adjacent to each other make
 that box larger than their union). ``T`` rounds; one Step per round, with the cells in the
 overlay spec and the region after the round. Eliminating every cell is an unusable answer.
+A round that narrows nothing (no cell eliminated, or only cells whose kept neighbours still
+span the region: the diagonal pair 2 and 3 of a 2x2 grid) ends the search with the region
+as it is (``stopped: no narrowing``): asked again, the same request would come back.
 """
 
 from __future__ import annotations
@@ -109,6 +112,9 @@ def build_grid(params: GridParams) -> StateGraph:
         return Parsed(value={"eliminate": gone}, region=new)
 
     def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
+        if parsed.region == region(state):  # nothing narrowed: the next round would repeat
+            return {"t": params.T, "region": parsed.region, "prediction": parsed.region,
+                    "status": "answered", "stopped": "no narrowing"}
         return {"t": state.get("t", 0) + 1, "region": parsed.region,
                 "prediction": parsed.region, "status": "answered"}
 
@@ -116,8 +122,12 @@ def build_grid(params: GridParams) -> StateGraph:
         done = state.get("status") != "answered" or state.get("t", 0) >= params.T
         return END if done else "ask"
 
-    graph = StateGraph(StrategyState)
+    graph = StateGraph(GridState)
     graph.add_node("ask", ask_node("ask", build, parse, update))
     graph.add_edge(START, "ask")
     graph.add_conditional_edges("ask", next_step, ["ask", END])
     return graph
+
+
+class GridState(StrategyState, total=False):
+    stopped: str

@@ -60,7 +60,9 @@ def parse_backend(arg: str) -> tuple[str, str | None]:
     the simulator in that model's place). A ``=`` after the provider's colon belongs to the
     spec (``sim:default,skill=0.9``)."""
     name, eq, spec = arg.partition("=")
-    if eq and ":" not in name and name.strip() and spec.strip():
+    # a name is a model's name: no provider colon, no option comma (``sim,skill=0.9`` is a
+    # spec with a knob, not a name)
+    if eq and ":" not in name and "," not in name and name.strip() and spec.strip():
         return spec.strip(), name.strip()
     return arg.strip(), None
 

@@ -148,3 +148,23 @@ def test_knobs_beyond_the_profile_name_the_model():
     assert make_backend("sim").model == "sim-default"
     assert make_backend("sim:default,skill=0").model == "sim-default,skill=0"
     assert make_backend("sim:strong,seed=2").model == "sim-strong,seed=2"
+
+
+def test_one_knob_syntax_and_one_set_of_names(run_main, tmp_path, director_scenes):
+    """Issue 28: ``-b sim,skill=0.9`` was taken for NAME=SPEC; ``sim,uplift=0.3`` for a
+    backend named '0.3'; ``director power`` lists ``uplift`` but the spec took only
+    ``dir_uplift``. One syntax, ``sim[:PROFILE][,knob=value...]``, one set of names."""
+    from unseen.api import parse_backend
+    from unseen.backends import make_backend
+
+    assert parse_backend("sim,skill=0.9") == ("sim,skill=0.9", None)
+    assert parse_backend("gpt-6-sol=sim:strong") == ("sim:strong", "gpt-6-sol")
+    assert make_backend("sim,skill=0.9").knobs.skill == 0.9
+    import unseen.director  # noqa: F401 - registers the Director's knobs
+
+    plain = make_backend("sim:default,uplift=0.3").extras["dir_"]
+    prefixed = make_backend("sim:default,dir_uplift=0.3").extras["dir_"]
+    assert plain.uplift == prefixed.uplift == 0.3
+    code, out, err = run_main(["run", "-b", "sim,skill=0.9", "--limit", "1", "-q",
+                               "--out", str(tmp_path / "r")])
+    assert code == 0, err

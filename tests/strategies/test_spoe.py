@@ -260,3 +260,22 @@ def test_custom_state_keys_reach_the_next_step(tmp_path, fp, wide):
     fp.reset(Reply("A", logprobs=_lp("A", 0.9)))
     (r,) = run(tmp_path, wide, fp, "spoe-search:T=3")
     assert len(r["steps"]) == 3  # a confident chooser walks straight down: T calls
+
+
+def test_grid_eliminating_diagonal_cells_stops_instead_of_repeating_itself(tmp_path, fp, wide,
+                                                                         run_main):
+    """Issue 28: {"eliminate": [2, 3]} on a 2x2 grid keeps cells 1 and 4, whose bounding box
+    is the whole region: the next rounds sent the identical request. Now the search stops
+    there, and the strip's caption names the cells."""
+    fp.reset(Reply('{"eliminate": [2, 3]}'))
+    (r,) = run(tmp_path / "d", wide, fp, "spoe-grid:T=3")
+    assert len(fp.requests) == 1 and len(r["steps"]) == 1
+    assert r["status"] == "answered" and r["prediction"] == [0, 0, 1000, 800]
+    fp.reset(Reply('{"eliminate": []}'))  # keeping every cell narrows nothing either
+    (r,) = run(tmp_path / "e", wide, fp, "spoe-grid:T=3")
+    assert len(fp.requests) == 1
+    from unseen.views.steps import step_caption
+
+    assert step_caption({"name": "ask", "index": 0, "info": {"t": 1},
+                         "parsed": {"eliminate": [2, 3]}, "region": [0, 0, 1000, 800]},
+                        {}) == "t=1 eliminate cells 2, 3"

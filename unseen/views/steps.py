@@ -64,6 +64,9 @@ def step_caption(step: dict[str, Any], params: dict[str, Any]) -> str:
         return f"{head} (no answer)"
     if isinstance(parsed, dict) and "choice" in parsed:
         return f"{head} {params.get('mode', 'choose')} {parsed['choice']}"
+    if isinstance(parsed, dict) and isinstance(parsed.get("eliminate"), list):  # grid cells
+        gone = ", ".join(str(c) for c in parsed["eliminate"]) or "none"
+        return f"{head} eliminate cells {gone}"
     if step.get("region") or _is_box(parsed):
         return f"{head} {box_text(step.get('region') or parsed)}"
     return f"{head} {value_text(parsed)}"
