@@ -143,6 +143,9 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
     simulated: dict[tuple[str, str], bool] = {}
     total: dict[tuple[str, str], int] = defaultdict(int)
     failed: dict[tuple[str, str], int] = defaultdict(int)
+    # trajectories with steps, none named as the declaration says: a naming slip, not failure
+    unnamed: dict[tuple[str, str], int] = defaultdict(int)
+    node_of: dict[tuple[str, str], str] = {}
     humans: set[tuple[str, str]] = set()  # groups answered by a person (marked "(human)")
     # strategy label → (declaration, params, instances run with it), for the ceiling
     used: dict[str, tuple[Any, Any, set[tuple[str, str]]]] = {}
@@ -162,6 +165,9 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
                                         Box.full(inst.width, inst.height).to_list())
             total[key] += 1
             failed[key] += len(regions) > 1 and regions[1] is None
+            steps = rec.get("steps") or []
+            unnamed[key] += bool(steps) and all(st.get("name") != iterates.node for st in steps)
+            node_of[key] = iterates.node
             simulated[key] = simulated.get(key, False) or bool(rec.get("simulated"))
             if rec["backend"].startswith("human"):
                 humans.add(key)
@@ -172,6 +178,11 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
     rows = []
     for key, per_t in sorted(groups.items()):
         model, strategy = key
+        if unnamed[key] == total[key]:
+            notes.append(f"{model} · {strategy}: no step of its {total[key]} trajectories is "
+                         f"named {node_of[key]!r}, the node its Iterates declares; left out "
+                         "(declare Iterates(node=...) with the graph's iteration node)")
+            continue
         if failed[key] == total[key]:
             notes.append(f"{model} · {strategy}: every trajectory ({failed[key]}) failed "
                          "before its first region; left out")

@@ -192,11 +192,18 @@ def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path)
 
     strategy("test-rounds", params=P, iterates=Iterates(length=lambda p: p.rounds))(graph)
     strategy("test-not-iterating", params=P)(graph)
-    unseen.run(sample_data, ["test-rounds", "test-not-iterating"], ["sim:oracle"],
-               out=tmp_path / "r", cache=False, progress=False, limit=3)
-    rows = curves([tmp_path / "r"], ceiling=True)
+    # declares its iterations under a node name the graph does not use
+    strategy("test-misnamed", params=P,
+             iterates=Iterates(length=lambda p: p.rounds, node="narrow"))(graph)
+    unseen.run(sample_data, ["test-rounds", "test-not-iterating", "test-misnamed"],
+               ["sim:oracle"], out=tmp_path / "r", cache=False, progress=False, limit=3)
+    notes: list[str] = []
+    rows = curves([tmp_path / "r"], ceiling=True, notes=notes)
     assert {r["strategy"] for r in rows} == {"test-rounds"}  # no ceiling declared: none drawn
     assert [r["t"] for r in rows] == [0, 1, 2]
+    # the slip is named as what it is, not as trajectories that failed
+    assert any("test-misnamed" in n and "named 'narrow'" in n for n in notes)
+    assert not any("test-misnamed" in n and "failed" in n for n in notes)
 
 
 def _records(run_dir):
