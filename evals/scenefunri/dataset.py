@@ -9,6 +9,7 @@ it can name (``../``, an absolute path, a symlink out).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from ...engine.box import Box, BoxError
 from ...engine.errors import UnseenError
-from ...engine.images import ImageError, file_digest, inside, open_image
+from ...engine.images import ImageError, check_decodes, file_digest, inside, open_image
 from ...engine.types import Instance
 from ...engine.userfiles import iter_lines
 
@@ -45,12 +46,66 @@ def _line_error(path: Path, lineno: int, why: str) -> DatasetError:
     return DatasetError(f"{path}:{lineno}: {why}")
 
 
+def _parse(raw: str) -> tuple[object, str | None]:
+    """The line's JSON, or why it is none."""
+    try:
+        return json.loads(raw), None
+    except json.JSONDecodeError as exc:
+        return None, f"bad JSON ({exc.msg} at column {exc.colno})"
+    except RecursionError:
+        return None, "bad JSON (nested too deeply)"
+    except ValueError as exc:  # an integer past the interpreter's 4,300 digits
+        return None, f"bad JSON (a number too long to read: {exc})".split(";")[0] + ")"
+
+
+def _not_text(value: object, where: str = "") -> str | None:
+    """Where ``value`` holds a string that cannot be written as UTF-8 (a lone surrogate)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (f"{where or 'a string'} holds a lone surrogate "
+                    f"(\\u{ord(value[exc.start]):04x}), not text")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if found := _not_text(k, where) or _not_text(v, f"{where}.{k}" if where else k):
+                return found
+    elif isinstance(value, list):
+        for v in value:
+            if found := _not_text(v, where):
+                return found
+    return None
+
+
+def _image_path(root: Path, name: str) -> tuple[Path | None, str | None]:
+    """The image's resolved path, or why it has none."""
+    if "\x00" in name:
+        return None, f"image path {name!r} holds a NUL byte"
+    longest = max((len(part.encode("utf-8")) for part in Path(name).parts), default=0)
+    if longest > 255:  # NAME_MAX of every common file system
+        return None, (f"image name too long ({len(name):,} characters; a file name holds at "
+                      "most 255 bytes)")
+    try:
+        return (root / name).resolve(), None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's symlink loop
+        why = "a symlink loop" if "loop" in str(exc).lower() or getattr(
+            exc, "errno", None) == errno.ELOOP else str(exc)
+        return None, f"image {name} cannot be resolved ({why})"
+
+
+def _box(value: list) -> str | None:
+    """Why ``value`` is no box of four numbers, or None."""
+    if len(value) != 4 or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                  for v in value):
+        return "a box is four numbers [x1, y1, x2, y2]"
+    return None
+
+
 def _instance(root: Path, path: Path, lineno: int, raw: str,
               allow_outside_images: bool = False) -> Instance:
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise _line_error(path, lineno, f"bad JSON ({exc.msg} at column {exc.colno})") from None
+    obj, why = _parse(raw)
+    if why is not None:
+        raise _line_error(path, lineno, why)
     if not isinstance(obj, dict):
         raise _line_error(path, lineno, "a line must be a JSON object")
     for key, kind in (("id", str), ("image", str), ("instruction", str), ("box", list)):
@@ -58,7 +113,15 @@ def _instance(root: Path, path: Path, lineno: int, raw: str,
             raise _line_error(path, lineno, f"missing field {key!r}")
         if not isinstance(obj[key], kind):
             raise _line_error(path, lineno, f"field {key!r} must be a {kind.__name__}")
-    image = (root / obj["image"]).resolve()
+    try:
+        why = _not_text(obj)
+    except RecursionError:
+        why = "meta is nested too deeply"
+    if why:
+        raise _line_error(path, lineno, f"field {why}")
+    image, why = _image_path(root, obj["image"])
+    if why is not None or image is None:
+        raise _line_error(path, lineno, why or "no image")
     if not allow_outside_images and not inside(root, image):
         raise _line_error(path, lineno, f"image {obj['image']} lies outside the dataset folder "
                           f"{root} (--allow-outside-images permits it)")
@@ -70,6 +133,8 @@ def _instance(root: Path, path: Path, lineno: int, raw: str,
     except ImageError as exc:
         raise _line_error(path, lineno, f"unreadable image {obj['image']}: {exc.reason}") from None
     try:
+        if why := _box(obj["box"]):
+            raise BoxError(why)
         box = Box.of(obj["box"])
     except BoxError as exc:
         raise _line_error(path, lineno, f"bad box {obj['box']}: {exc}") from None
@@ -103,8 +168,14 @@ def load_dataset(path: str | Path, allow_outside_images: bool = False) -> Datase
         if inst.id in seen:
             raise _line_error(file, lineno, f"duplicate id {inst.id!r} (first on line {seen[inst.id]})")
         seen[inst.id] = lineno
+        image_digest = file_digest(inst.image)
+        try:  # once per image: a rerun finds its digest among those that decoded
+            check_decodes(inst.image, image_digest)
+        except ImageError as exc:
+            raise _line_error(file, lineno, f"unreadable image {inst.image}: "
+                              f"{exc.reason}") from None
         digest.update(raw.strip().encode())
-        digest.update(file_digest(inst.image).encode())
+        digest.update(image_digest.encode())
         instances.append(inst)
     if not instances:
         raise DatasetError(f"{file}: no instances")

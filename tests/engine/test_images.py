@@ -103,6 +103,39 @@ def test_a_truncated_image_fails_on_decoding_with_its_name(tmp_path):
     assert str(path) in str(info.value)
 
 
+def test_a_truncated_image_in_a_dataset_is_refused_when_it_loads(tmp_path):
+    """The issue: only the header was read, so a truncated image passed the dataset check
+    and failed every call (``image file is truncated``, retried on every rerun)."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    Image.effect_noise((64, 64), 50).convert("RGB").save(folder / "cut.png")
+    (folder / "cut.png").write_bytes((folder / "cut.png").read_bytes()[:300])
+    dataset(folder, "cut.png")
+    with pytest.raises(DatasetError, match=r"instances.jsonl:1: .*cut.png.*truncated"):
+        load_dataset(folder)
+
+
+def test_each_image_is_decoded_once_then_known_by_its_digest(tmp_path, monkeypatch):
+    from unseen.engine import images
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "d"
+    folder.mkdir()
+    Image.effect_noise((64, 64), 50).convert("RGB").save(folder / "ok.png")
+    dataset(folder, "ok.png")
+    decoded = []
+    real = images.open_image
+    monkeypatch.setattr(images, "open_image", lambda p, *a: decoded.append(p) or real(p, *a))
+    load_dataset(folder)
+    assert len(decoded) == 1
+    images._decoded.cache_clear()  # as a new process would start: from the file
+    load_dataset(folder)
+    assert len(decoded) == 1
+    (folder / "ok.png").write_bytes((folder / "ok.png").read_bytes()[:300])  # new bytes
+    with pytest.raises(DatasetError, match="truncated"):
+        load_dataset(folder)
+
+
 def _outside(tmp_path: Path, how: str) -> str:
     secret = tmp_path / "private" / "photo.png"
     secret.parent.mkdir()
