@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ def connect(
     the environment lacks are read
     from ``./.env`` (``engine/envfile.py``).
     """
+    if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
+        raise BackendConfigError(f"--timeout must be a positive number of seconds, got "
+                                 f"{timeout_s!r}")
     load_env_file()
     use_profiles(profiles)
     inner = make_backend(spec, timeout_s=timeout_s, **options)

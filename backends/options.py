@@ -47,7 +47,9 @@ def split_target(target: str, spec: str) -> Target:
                 raise BackendConfigError(f"option {item!r} in {spec!r} needs a name and a value")
             out.options[key.strip()] = value.strip()
         elif at:
-            out.urls.append(item)
+            from .servers import check_url  # a URL that cannot work: refused as it is written
+
+            out.urls.append(check_url(item, spec))
         else:
             raise BackendConfigError(f"{item!r} in {spec!r} is neither an option (name=value) "
                                      "nor a server (servers follow the model after @)")

@@ -45,7 +45,26 @@ def single_url(value: str | Sequence[str] | None, provider: str) -> str | None:
         raise BackendConfigError(
             f"{provider} takes one --base-url; several servers are for the OpenAI-compatible "
             "backends (openai, openai-responses, vllm)")
-    return urls[0] if urls else None
+    return check_url(urls[0], provider) if urls else None
+
+
+def check_url(url: str, spec: str) -> str:
+    """``url`` if it is an http(s) URL with a host and a port that can exist; else one line
+    naming it, before any call (a bad one would fail every call, retried for a minute)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # a ValueError when not a number or past 65535
+    except ValueError as exc:
+        raise BackendConfigError(f"{spec}: the server URL {url!r} is no URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(
+            c.isspace() for c in url):
+        raise BackendConfigError(f"{spec}: the server URL {url!r} is no http:// or https:// "
+                                 "URL with a host (e.g. http://127.0.0.1:8000/v1)")
+    if port == 0:
+        raise BackendConfigError(f"{spec}: the server URL {url!r} names port 0")
+    return url
 
 
 @dataclass
@@ -222,6 +241,9 @@ class Spread:
 
 def spread(make: Callable[[str], Backend], urls: Sequence[str], spec: str) -> Backend:
     """One backend per URL, spread when there are several."""
+    for url in urls:
+        if url is not None:  # None: the SDK's own endpoint
+            check_url(url, spec)
     if len(urls) == 1:
         return make(urls[0])
     return Spread([make(u) for u in urls], urls, spec=spec)

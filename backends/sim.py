@@ -20,7 +20,7 @@ import json
 import random
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.cache import request_key
@@ -37,22 +37,23 @@ __all__ = ["EXTRA_KNOBS", "PROFILES", "TASKS", "Sim", "SimAnswer", "SimKnobs", "
 class SimKnobs(BaseModel):
     """What the simulated respondent does. Effects are parameters, not findings."""
 
-    model_config = ConfigDict(extra="forbid")
-    skill: float = 0.35  # chance a box is placed near the truth rather than guessed
-    spread: float = 0.6  # centre jitter of a placed box, in target sizes
-    size: float = 2.5  # box side relative to the target's side
-    size_jitter: float = 0.25  # log-normal spread of that size
-    format_noise: float = 0.15  # chance the JSON is fenced, wrapped in prose or bare
-    unparseable: float = 0.03  # chance the reply holds no box at all
+    # finite numbers only, probabilities in [0, 1]: a knob of nan or 2 is refused, never run
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    skill: float = Field(0.35, ge=0, le=1)  # chance a box is placed near the truth
+    spread: float = Field(0.6, ge=0)  # centre jitter of a placed box, in target sizes
+    size: float = Field(2.5, gt=0)  # box side relative to the target's side
+    size_jitter: float = Field(0.25, ge=0)  # log-normal spread of that size
+    format_noise: float = Field(0.15, ge=0, le=1)  # chance the JSON is fenced, wrapped or bare
+    unparseable: float = Field(0.03, ge=0, le=1)  # chance the reply holds no box at all
     box_format: str = "norm1000"  # the convention it answers in
-    delay_s: float = 0.0  # simulated latency
+    delay_s: float = Field(0.0, ge=0)  # simulated latency
     seed: int = 0
     # how a prompt's cues (engine.oracle.Cue) move `skill` (simulated effects, not findings
     # about models): hidden, commonsense, reasoning, reflection
-    hidden_gain: float = 0.15
-    common_gain: float = -0.05
-    cot_gain: float = 0.05
-    reflect_gain: float = 0.05
+    hidden_gain: float = Field(0.15, ge=-1, le=1)
+    common_gain: float = Field(-0.05, ge=-1, le=1)
+    cot_gain: float = Field(0.05, ge=-1, le=1)
+    reflect_gain: float = Field(0.05, ge=-1, le=1)
 
 
 # the simulator's own profiles; a benchmark registers its own (``register_knobs``)

@@ -59,6 +59,11 @@ class Message(BaseModel):
         return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
 
 
+#: the reasoning efforts a strategy may ask for: the OpenAI SDK's ``ReasoningEffort``, which
+#: each backend maps to its provider's levels (an unknown word is refused before any call)
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
 class Decoding(BaseModel):
     """Decoding parameters; None means the provider's default."""
 

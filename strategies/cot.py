@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
 from ..engine.graph import Parsed, StrategyState, ask_node
-from ..engine.types import Message, Reply, Request
+from ..engine.types import Message, ReasoningEffort, Reply, Request
 from .direct import answered, parse_reply
 from .kit import (
     Cue,
@@ -47,7 +47,7 @@ class CotParams(BaseModel):
     temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int | None = None
-    reasoning_effort: str | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
 
 def _first_turn(state: StrategyState, backend: Backend) -> Message:

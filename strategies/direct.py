@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
 from ..engine.graph import Parsed, StrategyState, ask_node
-from ..engine.types import Instance, Reply, Request, Step
+from ..engine.types import Instance, ReasoningEffort, Reply, Request, Step
 from .commonsense import lookup
 from .kit import (
     Cue,
@@ -48,7 +48,7 @@ class DirectParams(BaseModel):
     temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int | None = None
-    reasoning_effort: str | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
 
 def box_oracle(state: StrategyState, cues: frozenset[Cue] = frozenset()):

@@ -15,7 +15,7 @@ class DirectorKnobs(BaseModel):
     """What the simulated Director respondent does (module docstring). Rates are population
     means over scenes; every effect is a parameter, not a finding."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # nan is no rate
     # answering and format
     answer_rate: float = Field(0.98, **_P)  # a turn's reply holds the asked JSON at all
     format_noise: float = Field(0.2, **_P)  # fences, prose around the JSON, quoted numbers

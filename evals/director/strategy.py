@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from ...engine.backend import Backend
 from ...engine.graph import Parsed, StrategyState, ask_node
-from ...engine.types import AnswerSpec, Decoding, Reply, Request, Step
+from ...engine.types import AnswerSpec, Decoding, ReasoningEffort, Reply, Request, Step
 from ...strategies.kit import image_turn, text_turn
 from ...strategies.registry import StrategyError, strategy
 from .oracle import DirectorTruth, SceneKey
@@ -38,7 +38,7 @@ class DirectorParams(BaseModel):
     batch: str = ""
     temperature: float | None = None
     max_tokens: int | None = None
-    reasoning_effort: str | None = "medium"
+    reasoning_effort: ReasoningEffort | None = "medium"
 
     @field_validator("condition")
     @classmethod
