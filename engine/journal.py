@@ -20,7 +20,8 @@ from typing import Any, Literal, NotRequired, Required
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
-from .errors import UserFileError
+from .errors import UnseenError, UserFileError
+from .paths import MACHINE
 from .redact import scrub, scrub_bytes, scrubber
 from .types import RETRYABLE, RunConfig, Trajectory
 from .userfiles import first_problem, read_json_object, validated
@@ -66,6 +67,18 @@ def repair(path: Path) -> int:
 
 class JournalError(UserFileError):
     """A journal line that is not a trajectory record."""
+
+
+class JournalWriteError(UnseenError):
+    """The journal cannot be written (a full disk, a read-only file system): what it holds
+    stays, and a rerun resumes from it."""
+
+    def __init__(self, path: Path, exc: BaseException):
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        hint = MACHINE.get(getattr(exc, "errno", None) or 0, "")
+        super().__init__(f"cannot write the journal {path}: {why}{f' ({hint})' if hint else ''}"
+                         f"; every trajectory journaled before is kept: rerun the same command "
+                         f"with --out {path.parent} to resume")
 
 
 # The fields of a record that every reader relies on, checked on every line as TypedDicts
@@ -240,7 +253,9 @@ class JournalWriter:
     def __init__(self, path: Path):
         self.path = path
         repair(path)
-        self._fh = open(path, "ab")  # noqa: SIM115 - owned by the writer thread until close()
+        # unbuffered: a write that fails (a full disk) leaves at most a torn last line, which
+        # the next open cuts off, and nothing held back for close() to write later
+        self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 - the writer thread's until close()
         self._queue: queue.Queue[bytes | None] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="journal", daemon=True)
@@ -253,7 +268,7 @@ class JournalWriter:
     def append_line(self, line: bytes) -> None:
         """Append one serialized trajectory (no newline)."""
         if self._error is not None:
-            raise RuntimeError(f"journal writer failed: {self._error}") from self._error
+            raise JournalWriteError(self.path, self._error) from None
         self._queue.put(scrub_bytes(line) + b"\n")  # an echoed key never reaches the disk
 
     def _loop(self) -> None:
@@ -273,8 +288,9 @@ class JournalWriter:
                     else:
                         batch.append(nxt)
                 if batch:
-                    self._fh.write(b"".join(batch))
-                    self._fh.flush()
+                    data = memoryview(b"".join(batch))
+                    while data:  # a raw write may take part of it
+                        data = data[self._fh.write(data):]
                     os.fsync(self._fh.fileno())
                     self.written += len(batch)
                 if stop:
@@ -285,9 +301,12 @@ class JournalWriter:
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join()
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as exc:  # the last buffered bytes met a full disk
+            self._error = self._error or exc
         if self._error is not None:
-            raise RuntimeError(f"journal writer failed: {self._error}") from self._error
+            raise JournalWriteError(self.path, self._error) from None
 
 
 def read_run_json(run_dir: Path) -> dict[str, Any]:

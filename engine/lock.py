@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import UnseenError
+from .paths import MACHINE, PathError, make_folder
 
 LOCK_FILE = "run.lock"
 _held: ContextVar[frozenset[str]] = ContextVar("unseen_run_locks", default=frozenset())
@@ -79,14 +80,19 @@ def hold(run_dir: str | Path, command: str = "") -> Iterator[Path]:
     trace)."""
     run_dir = Path(run_dir)
     created = not run_dir.exists()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(run_dir, "the run directory", "choose another --out")
     key = str(run_dir.resolve())
     held = _held.get()
     if key in held:  # this context holds it already (the command, then its runner)
         yield run_dir
         return
     path = run_dir / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by child processes
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by child processes
+    except OSError as exc:  # a read-only file system, a folder without permission
+        raise PathError(f"cannot write in the run directory {run_dir} "
+                        f"({MACHINE.get(exc.errno or 0, exc.strerror)}); choose another "
+                        "--out") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -18,6 +18,7 @@ from .cli_help import reflow_help
 from .commands import cache, data, director, run, views
 from .commands.common import err, user_errors
 from .engine.envfile import load_env_file
+from .engine.paths import machine_line
 
 app = typer.Typer(
     name="unseen", no_args_is_help=True, add_completion=False,
@@ -57,6 +58,11 @@ def main() -> None:
         if isinstance(exc, user_errors()):
             plain = isinstance(exc, OSError) or not exc.args
             _one_line_error(str(exc) if plain else exc.args[0])
+            sys.exit(2)
+        # the machine's state (a full disk, a read-only file system) met while writing:
+        # what was journaled stays, and the line names the path
+        if isinstance(exc, OSError) and (line := machine_line(exc)):
+            _one_line_error(line)
             sys.exit(2)
         # usage errors (unknown option, bad value): typer's own or click's, by duck typing,
         # since newer typer vendors click and older typer uses the click package

@@ -1,0 +1,304 @@
+"""The hostile set (issue 25): a user's mistake or the machine's state ends in one line on
+stderr and exit status 2, or in a stated warning and a finished run where the run can go on;
+never a traceback, never exit 70 ("a bug in unseen"); nothing already journaled is lost.
+
+One table: each case's setup (``hostile.py``), its command, the exit status and a fragment
+of the one line (for exit 0, of the warning). ``absent`` lists what must appear nowhere: not
+on stdout or stderr, not in a file of the run directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hostile import (
+    Ctx,
+    Setup,
+    cache_pages,
+    changed,
+    dataset,
+    fill,
+    free,
+    full_after,
+    make_readonly,
+    run_data,
+    run_openai,
+    run_sample,
+    tiny_fs,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: Callable[[Ctx], list[str]]
+    code: int
+    fragment: str
+    setup: Setup | None = None
+    absent: tuple[str, ...] = ()
+    check: Callable[[Ctx, str, str], None] | None = None
+    marks: tuple = field(default=())
+
+
+def nested(rec: dict) -> str:
+    return json.dumps(rec)[:-1] + ', "meta": ' + "[" * 200_000 + "]" * 200_000 + "}"
+
+
+def big_number(rec: dict) -> str:
+    return json.dumps({**rec, "box": [0, 0, 10, 10]}).replace("[0, 0", "[" + "9" * 5000 + ", 0")
+
+
+def surrogate(rec: dict) -> str:
+    return json.dumps({**rec, "id": "PLACEHOLDER"}).replace("PLACEHOLDER", "inst\\ud800x")
+
+
+def symlink_loop(ctx: Ctx) -> None:
+    images = Path(ctx.data) / "images"
+    (images / "loop1.png").symlink_to("loop2.png")
+    (images / "loop2.png").symlink_to("loop1.png")
+
+
+def truncate_image(ctx: Ctx) -> None:
+    rec = json.loads((ctx.sample / "instances.jsonl").read_text().splitlines()[0])
+    image = Path(ctx.data) / rec["image"]
+    image.write_bytes(image.read_bytes()[: image.stat().st_size // 2])
+
+
+def empty_image(ctx: Ctx) -> None:
+    rec = json.loads((ctx.sample / "instances.jsonl").read_text().splitlines()[0])
+    (Path(ctx.data) / rec["image"]).write_bytes(b"")
+
+
+def text_image(ctx: Ctx) -> None:
+    rec = json.loads((ctx.sample / "instances.jsonl").read_text().splitlines()[0])
+    (Path(ctx.data) / rec["image"]).write_bytes(b"not an image at all\n")
+
+
+def a_file(name: str) -> Setup:
+    return lambda ctx: (ctx.tmp / name).write_text("x\n")
+
+
+def a_run_in(sub: str, readonly: bool = True) -> Setup:
+    """A finished run of two trajectories in ``tmp/sub/r``, its folder then read-only."""
+
+    def setup(ctx: Ctx) -> None:
+        from unseen.api import run
+
+        run(ctx.sample, ["direct"], ["sim"], limit=2, out=ctx.tmp / sub / "r", cache=False,
+            progress=False)
+        if readonly:
+            make_readonly(ctx, ctx.tmp / sub)
+
+    return setup
+
+
+def a_cache_in(sub: str) -> Setup:
+    """A reply cache with one reply in ``tmp/sub``, then read-only."""
+
+    def setup(ctx: Ctx) -> None:
+        from unseen.engine.cache import ReplyCache
+        from unseen.engine.types import Reply
+
+        cache = ReplyCache(ctx.tmp / sub)
+        cache.put("k", "openai", "m", Reply(text="{}"))
+        cache.close()
+        make_readonly(ctx, ctx.tmp / sub)
+
+    return setup
+
+
+def records(run_dir: Path) -> list[dict]:
+    """The journal's whole records (a torn last line, which a resume cuts off, left out)."""
+    lines = (run_dir / "trajectories.jsonl").read_bytes().split(b"\n")[:-1]
+    return [json.loads(line) for line in lines]
+
+
+def journaled(n: int, resumed: int | None = None) -> Callable[[Ctx, str, str], None]:
+    """The run directory's journal holds ``n`` whole records (a torn tail aside); with
+    ``resumed``, a rerun once the disk has room again adds the rest, none twice."""
+
+    def check(ctx: Ctx, out: str, err: str) -> None:
+        run_dir = Path(ctx.extra.get("out", ctx.out))
+        assert len(records(run_dir)) >= n
+        if resumed is None:
+            return
+        ctx.monkeypatch.undo()  # the injected full disk gone, or the real one given room:
+        (ctx.tmp / "full" / "filler").unlink(missing_ok=True)
+        from unseen.api import run
+
+        run(ctx.sample, ["direct"], ["sim"], limit=resumed, out=run_dir, cache=False,
+            progress=False)
+        keys = [r["key"] for r in records(run_dir)]
+        assert len(keys) == len(set(keys)) == resumed
+
+    return check
+
+
+def no_calls(ctx: Ctx, out: str, err: str) -> None:
+    assert not ctx.fp.requests
+
+
+def nothing_set_aside(ctx: Ctx, out: str, err: str) -> None:
+    """A read-only cache is no damaged one: nothing moved aside, every reply journaled."""
+    assert not list(ctx.tmp.rglob("*.corrupt-*"))
+    journaled(2)(ctx, out, err)
+
+
+def tmpfs(sub: str, keep: int | None = None) -> Setup:
+    """A real 256 kB tmpfs at ``tmp/sub``, full (``keep`` bytes left)."""
+
+    def setup(ctx: Ctx) -> None:
+        tiny_fs(ctx, ctx.tmp / sub)
+        if keep is None:
+            fill(ctx.tmp / sub)
+        else:
+            free(ctx.tmp / sub, keep)
+
+    return setup
+
+
+def out_in(sub: str, limit: int = 2) -> Callable[[Ctx], list[str]]:
+    def make(ctx: Ctx) -> list[str]:
+        ctx.extra["out"] = str(ctx.tmp / sub / "r")
+        return run_sample(ctx, limit=limit, out=ctx.extra["out"])
+
+    return make
+
+
+def cache_dir(sub: str, limit: int = 2) -> Callable[[Ctx], list[str]]:
+    return lambda ctx: run_openai(ctx, "--cache-dir", str(ctx.tmp / sub), limit=limit)
+
+
+CASES = [
+    # --- instances.jsonl ----------------------------------------------------------------------
+    Case("dataset: a 5,000-digit number", run_data, 2, "instances.jsonl:1:",
+         dataset(big_number)),
+    Case("dataset: a 200,000-deep array", run_data, 2, "nested too deeply", dataset(nested)),
+    Case("dataset: a NUL in an image path", run_data, 2, "NUL",
+         dataset(changed(image="images/a\x00b.png"))),
+    Case("dataset: a 5,000-character image name", run_data, 2, "too long",
+         dataset(changed(image="images/" + "a" * 5000 + ".png"))),
+    Case("dataset: a lone surrogate in an id", run_data, 2, "surrogate", dataset(surrogate)),
+    Case("dataset: an image symlink loop", run_data, 2, "symlink",
+         dataset(changed(image="images/loop1.png"), prep=symlink_loop)),
+    Case("dataset: a box of strings", run_data, 2, "numbers",
+         dataset(changed(box=["1", "2", "30", "40"]))),
+    Case("dataset: a box of booleans", run_data, 2, "numbers",
+         dataset(changed(box=[False, False, True, True]))),
+    Case("dataset: a truncated image", run_data, 2, "truncated",
+         dataset(lambda rec: None, prep=truncate_image)),
+    # ... and what already held
+    Case("dataset: bad JSON", run_data, 2, "bad JSON", dataset('{"id": "a",')),
+    Case("dataset: a line that is no object", run_data, 2, "JSON object", dataset("[1, 2]")),
+    Case("dataset: a missing field", run_data, 2, "missing field 'box'",
+         dataset(lambda rec: {k: v for k, v in rec.items() if k != "box"})),
+    Case("dataset: an id of the wrong type", run_data, 2, "'id' must be a str",
+         dataset(changed(id=7))),
+    Case("dataset: an image outside the folder", run_data, 2, "outside the dataset folder",
+         dataset(changed(image="../../etc/passwd"))),
+    Case("dataset: an absolute image path", run_data, 2, "outside the dataset folder",
+         dataset(changed(image="/etc/hostname"))),
+    Case("dataset: a missing image", run_data, 2, "image not found",
+         dataset(changed(image="images/nope.png"))),
+    Case("dataset: an empty image", run_data, 2, "empty file",
+         dataset(lambda rec: None, prep=empty_image)),
+    Case("dataset: a text file as an image", run_data, 2, "not a readable image",
+         dataset(lambda rec: None, prep=text_image)),
+    Case("dataset: an inverted box", run_data, 2, "bad box",
+         dataset(changed(box=[50, 50, 10, 10]))),
+    Case("dataset: a box outside the image", run_data, 2, "lies outside",
+         dataset(changed(box=[0, 0, 5000, 5000]))),
+    Case("dataset: a box of three numbers", run_data, 2, "bad box",
+         dataset(changed(box=[1, 2, 3]))),
+    Case("dataset: meta not an object", run_data, 2, "'meta' must be an object",
+         dataset(changed(meta=[1]))),
+    Case("dataset: not UTF-8", run_data, 2, "not UTF-8", dataset('{"id": "\udcff"}')),
+    Case("dataset: no instances", run_data, 2, "no instances", dataset("")),
+    Case("dataset: no such folder", lambda ctx: run_data(ctx)[:2] + [str(ctx.tmp / "none")]
+         + run_data(ctx)[3:], 2, "no benchmark reads this"),
+    # --- options refused before any call -----------------------------------------------------
+    Case("--timeout -1", lambda ctx: run_sample(ctx, "--timeout", "-1"), 2, "--timeout"),
+    Case("--timeout 0", lambda ctx: run_sample(ctx, "--timeout", "0"), 2, "--timeout"),
+    Case("--timeout nan", lambda ctx: run_sample(ctx, "--timeout", "nan"), 2, "--timeout"),
+    Case("--base-url ftp://", lambda ctx: run_openai(ctx, base_url="ftp://127.0.0.1/v1"), 2,
+         "ftp://127.0.0.1/v1"),
+    Case("--base-url with port 99999",
+         lambda ctx: run_openai(ctx, base_url="http://127.0.0.1:99999/v1"), 2, "99999"),
+    Case("vllm:m@not a url", lambda ctx: ["run", "--data", str(ctx.sample), "-s", "spoe", "-b",
+                                          "vllm:m@not a url", "--limit", "1", "--no-cache",
+                                          "-q", "--out", ctx.out], 2, "not a url"),
+    Case("sim skill=nan", lambda ctx: run_sample(ctx, backend="sim:default,skill=nan"), 2, "skill"),
+    Case("sim skill=2", lambda ctx: run_sample(ctx, backend="sim:default,skill=2"), 2, "skill"),
+    # ... and what already held
+    Case("an unknown backend", lambda ctx: run_sample(ctx, backend="acme:m"), 2, "unknown backend 'acme'"),
+    Case("an unknown strategy", lambda ctx: run_sample(ctx)[:3] + ["-s", "nope"] + run_sample(ctx)[5:], 2, "nope"),
+    Case("an unknown sim knob", lambda ctx: run_sample(ctx, backend="sim:default,zap=1"), 2, "zap"),
+    Case("--max-cost -1", lambda ctx: run_openai(ctx, "--max-cost", "-1"), 2, "--max-cost"),
+    Case("--samples 0", lambda ctx: run_sample(ctx, "--samples", "0"), 2, "--samples"),
+    Case("--concurrency 0", lambda ctx: run_sample(ctx, "--concurrency", "0"), 2,
+         "--concurrency"),
+    Case("openai without a key", lambda ctx: ["run", "--data", str(ctx.sample), "-s", "direct",
+                                              "-b", "openai:gpt-4o", "-q", "--out", ctx.out],
+         2, "OPENAI_API_KEY",
+         lambda ctx: ctx.monkeypatch.delenv("OPENAI_API_KEY", raising=False)),
+    # --- the file system: --out and --cache-dir ----------------------------------------------
+    Case("--out naming a file", lambda ctx: run_sample(ctx, out=str(ctx.tmp / "afile")),
+         2, "afile", a_file("afile")),
+    Case("--cache-dir naming a file", lambda ctx: run_openai(ctx, "--cache-dir",
+                                                            str(ctx.tmp / "afile")),
+         2, "afile", a_file("afile")),
+    Case("--out a new folder on a read-only file system", out_in("ro"), 2,
+         "choose another --out", lambda ctx: (ctx.tmp / "ro").mkdir() or make_readonly(
+             ctx, ctx.tmp / "ro")),
+    Case("--out a finished run on a read-only file system", out_in("ro"), 2,
+         "cannot write in the run directory", a_run_in("ro"), check=journaled(2)),
+    Case("--out on a full file system (tmpfs)", out_in("full"), 2, "No space left",
+         tmpfs("full")),
+    Case("--out fills up mid-run (tmpfs)", out_in("full", limit=20), 2,
+         "cannot write the journal", tmpfs("full", keep=24_000),
+         check=journaled(1, resumed=20)),
+    Case("--out fills up mid-run (ENOSPC injected)", lambda ctx: run_sample(ctx, limit=12), 2,
+         "cannot write the journal", lambda ctx: full_after(ctx, 9000),
+         check=journaled(1, resumed=12)),
+    Case("--cache-dir read-only, a cache in it", cache_dir("c"), 0, "cannot be used",
+         a_cache_in("c"), check=nothing_set_aside),
+    Case("--cache-dir a read-only empty folder", cache_dir("c"), 0, "cannot be used",
+         lambda ctx: (ctx.tmp / "c").mkdir() or make_readonly(ctx, ctx.tmp / "c"),
+         check=nothing_set_aside),
+    Case("--cache-dir fills up (SQLITE_FULL from a page limit)", cache_dir("c", limit=12), 0,
+         "database or disk is full", cache_pages, check=journaled(12)),
+    Case("--cache-dir on a full file system (tmpfs)", cache_dir("full"), 0, "cannot be",
+         tmpfs("full", keep=60_000), check=journaled(2)),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in CASES])
+def test_hostile(case, tmp_path, sample_data, fp, director_scenes, monkeypatch, run_main):
+    ctx = Ctx(tmp_path, sample_data, fp, director_scenes, monkeypatch)
+    try:
+        if case.setup is not None:
+            case.setup(ctx)
+        code, out, err = run_main(case.argv(ctx))
+        assert "Traceback" not in out + err, err
+        assert code == case.code, (code, out, err)
+        lines = [line for line in err.splitlines() if line.strip()]
+        if case.code == 2:
+            assert len(lines) == 1, err
+            assert case.fragment in lines[0], (case.fragment, lines[0])
+            assert "internal error" not in lines[0]
+        else:
+            said = [line for line in lines if case.fragment in line]
+            assert said and all(line.startswith("warning: ") for line in said), err
+        for text in case.absent:
+            assert text not in out + err
+            for p in tmp_path.rglob("*"):
+                if p.is_file():
+                    assert text.encode() not in p.read_bytes(), p
+        if case.check is not None:
+            case.check(ctx, out, err)
+    finally:
+        ctx.undo()
