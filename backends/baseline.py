@@ -1,7 +1,13 @@
-"""``baseline:center|prior|random|full``: no model, fixed rules, for reference rows.
+"""``baseline:center|prior|fixed|random|full``: no model, fixed rules, for reference rows.
 
 - ``center``: the centred box with half the image's width and height (a quarter of its area);
 - ``prior``: the mean ground-truth box of the dataset's *other* instances (leave-one-out);
+- ``fixed``: the best constant box, learned leave-one-scene-out: of the boxes with corners on
+  a grid of 5 % of the image's width and height, the one with the most CAcc@50 hits on the
+  *other* scenes' instances (ties: the lower mean Dist there, then grid order), answered for
+  every instance of the held-out scene (scenes: ``meta`` ``visit`` or ``scene``; one instance
+  at a time in a dataset without them). The benchmark teaches it the search with its own
+  metrics (``engine.rules``; SceneFunRI's: ``evals/scenefunri/fixed.py``);
 - ``random``: a seeded random box covering 5–50 % of the image;
 - ``full``: the whole image.
 They answer through the same prompt-and-parse path as a model, in pixel boxes.
@@ -17,10 +23,11 @@ from typing import Any
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.box import Box
 from ..engine.oracle import BoxTruth
+from ..engine.rules import LEARNERS, LearnerError, NormBox
 from ..engine.types import Instance, Reply, Request
 from .base import BackendConfigError, BaseBackend, provider
 
-RULES = ("center", "prior", "random", "full")
+RULES = ("center", "prior", "fixed", "random", "full")
 
 
 class Baseline(BaseBackend):
@@ -38,6 +45,8 @@ class Baseline(BaseBackend):
         self._sum: list[float] | None = None
         self._n = 0
         self._norm: dict[str, list[float]] = {}
+        self._fixed: dict[str, NormBox] | None = None
+        self._fixed_error = "baseline:fixed needs the dataset (prepare() not called)"
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "rule": self.rule, "note": "reference rule, no model"}
@@ -52,6 +61,19 @@ class Baseline(BaseBackend):
                                        b[2] / inst.width, b[3] / inst.height]
         self._n = len(self._norm)
         self._sum = [sum(v[i] for v in self._norm.values()) for i in range(4)]
+        if self.rule == "fixed":
+            self._learn_fixed(instances)
+
+    def _learn_fixed(self, instances: list[Instance]) -> None:
+        learner = LEARNERS.get("fixed")
+        if learner is None:
+            self._fixed_error = ("baseline:fixed: no benchmark teaches a fixed box for this "
+                                 "data (engine.rules)")
+            return
+        try:
+            self._fixed = learner(instances)
+        except LearnerError as exc:
+            self._fixed_error = str(exc)
 
     def box(self, truth: BoxTruth, sample: int) -> Box:
         """The rule's box in the truth's frame (only its size and instance are read)."""
@@ -69,6 +91,15 @@ class Baseline(BaseBackend):
             bh = min(1.0, area / bw)
             x1, y1 = rng.uniform(0, 1 - bw), rng.uniform(0, 1 - bh)
             return Box(x1=x1 * w, y1=y1 * h, x2=(x1 + bw) * w, y2=(y1 + bh) * h)
+        if self.rule == "fixed":
+            if self._fixed is None:
+                raise ProviderError("config", self._fixed_error)
+            learned = self._fixed.get(truth.instance or "")
+            if learned is None:
+                raise ProviderError("config", f"baseline:fixed learned no box for instance "
+                                    f"{truth.instance!r} (not among the prepared instances)")
+            return Box(x1=learned[0] * w, y1=learned[1] * h, x2=learned[2] * w,
+                       y2=learned[3] * h)
         # prior: leave this instance out
         if self._sum is None:
             raise ProviderError("config", "baseline:prior needs the dataset (prepare() not called)")
@@ -87,6 +118,6 @@ class Baseline(BaseBackend):
         return Reply(text=json.dumps({"box": values}), finish_reason="stop")
 
 
-@provider("baseline", "baseline:center|prior|random|full  (reference rules, no model)")
+@provider("baseline", "baseline:center|prior|fixed|random|full  (reference rules, no model)")
 def _baseline(target: str, *, spec: str, **_: Any) -> Baseline:
     return Baseline(target or "center", spec=spec)

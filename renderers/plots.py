@@ -89,11 +89,13 @@ def curve_png(rows: list[dict[str, Any]], metric: str, out: str | Path,
     return out
 
 
-def box_heatmap_png(boxes: list[list[float]], out: str | Path, title: str = "") -> Path:
+def box_heatmap_png(boxes: list[list[float]], out: str | Path, title: str = "",
+                    fixed: list[list[float]] | None = None) -> Path:
     """Two heat maps of boxes given as shares of their image ([x1, y1, x2, y2] in 0..1):
     left, where the centres fall (12x9 bins, y down as in the image, the 3x3 grid and its
-    counts drawn over it, the ``baseline:center`` box dashed); right, box width against box
-    height (log-spaced bins over the range the boxes span). Empty bins stay white."""
+    counts drawn over it, the ``baseline:center`` box dashed and the boxes ``baseline:fixed``
+    learned, ``fixed``, dotted); right, box width against box height (log-spaced bins over
+    the range the boxes span). Empty bins stay white."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -121,6 +123,10 @@ def box_heatmap_png(boxes: list[list[float]], out: str | Path, title: str = "") 
                     ha="center", va="center", fontsize=15, alpha=0.55, fontweight="bold")
     ax.add_patch(plt.Rectangle((0.25, 0.25), 0.5, 0.5, fill=False, ls="--", lw=1.2,
                                ec="#1f77b4", label="baseline:center box"))
+    for k, f in enumerate(fixed or []):
+        ax.add_patch(plt.Rectangle((f[0], f[1]), f[2] - f[0], f[3] - f[1], fill=False,
+                                   ls=":", lw=1.6, ec="#7b2cbf",
+                                   label="baseline:fixed boxes" if k == 0 else None))
     ax.set_xlim(0, 1)
     ax.set_ylim(1, 0)
     ax.set_xlabel("box centre x / image width")

@@ -29,7 +29,7 @@ class SceneFunRI:
     defaults = RunDefaults(
         strategies=("direct", "direct:prompt=hidden", "direct:prompt=common",
                     "direct:prompt=both", "cot", "cot-sr"),
-        rules=("baseline:center", "baseline:prior"), baseline="direct")
+        rules=("baseline:center", "baseline:prior", "baseline:fixed"), baseline="direct")
 
     def claims(self, data: Path) -> bool:
         return (data / INSTANCES_FILE).is_file() if data.is_dir() else data.name == INSTANCES_FILE
@@ -53,7 +53,7 @@ class SceneFunRI:
             request.options.get("allow_outside_images")))
         limit = request.limit
         instances = dataset.instances[:limit] if limit else dataset.instances
-        for b in backends:  # the prior rule learns from the whole dataset, leaving one out
+        for b in backends:  # prior and fixed learn from the whole dataset, leaving one out
             b.prepare(dataset.instances)
         samples = request.samples or 1
         config = RunConfig(

@@ -9,6 +9,10 @@
 Tables report every aggregate ×100 (a Dist of 28.65 is 0.2865 unscaled). An unanswered
 instance scores CAcc 0 and IoU 0, and its Dist is that of the full-image box by default
 (``unanswered="full"``); ``unanswered="skip"`` leaves it out of Dist instead.
+
+:func:`cacc_many` and :func:`dist_many` are the same definitions for many predictions against
+one truth at once (numpy arrays), for searches over boxes (``baseline:fixed``); the tests
+check them against :func:`cacc` and :func:`dist` box by box.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from typing import Literal
+
+import numpy as np
 
 from ...engine.box import Box
 
@@ -45,6 +51,25 @@ def dist(pred: BoxLike, gt: BoxLike, width: float, height: float) -> float:
     xs = ((p.x1 - g.x1) / width, (p.x2 - g.x2) / width)
     ys = ((p.y1 - g.y1) / height, (p.y2 - g.y2) / height)
     return sum(math.hypot(dx, dy) for dx in xs for dy in ys) / 4
+
+
+def cacc_many(preds: np.ndarray, gt: BoxLike, width: float, height: float,
+              theta: float) -> np.ndarray:
+    """:func:`cacc` of each row of ``preds`` ((P, 4) pixel boxes) against ``gt``: (P,) bools."""
+    g = _box(gt)
+    p = np.asarray(preds, dtype=float)
+    contains = (p[:, 0] <= g.x1) & (p[:, 1] <= g.y1) & (g.x2 <= p[:, 2]) & (g.y2 <= p[:, 3])
+    area = (p[:, 2] - p[:, 0]) * (p[:, 3] - p[:, 1])
+    return contains & (1 - area / (width * height) > theta)
+
+
+def dist_many(preds: np.ndarray, gt: BoxLike, width: float, height: float) -> np.ndarray:
+    """:func:`dist` of each row of ``preds`` ((P, 4) pixel boxes) against ``gt``: (P,)."""
+    g = _box(gt)
+    p = np.asarray(preds, dtype=float)
+    xs = ((p[:, 0] - g.x1) / width, (p[:, 2] - g.x2) / width)
+    ys = ((p[:, 1] - g.y1) / height, (p[:, 3] - g.y2) / height)
+    return sum(np.hypot(dx, dy) for dx in xs for dy in ys) / 4
 
 
 def score(

@@ -11,9 +11,13 @@ output):
 - ``centre_grid``: 3x3 counts of box centres ((x1 + x2)/2w, (y1 + y2)/2h), rows top to
   bottom, columns left to right; a centre on a line goes to the cell below or right of it;
 - ``rules``: the fixed-rule references' scores (×100), ``center`` (the centred box of half
-  the width and height) and ``prior`` (the mean normalized box of the *other* instances):
+  the width and height), ``prior`` (the mean normalized box of the *other* instances) and
+  ``fixed`` (the best constant box on a 5 % grid, learned leave-one-scene-out: ``fixed.py``):
   the rules of ``backends/baseline.py``, recomputed here because evals do not import
   backends (the tests check both agree);
+- ``fixed_boxes``: the boxes ``fixed`` learned, each with the held-out scenes (folds) and
+  instances it answered, most used first (``fixed_unavailable``: why there are none, for a
+  single instance);
 - ``funnel``: for a build output, visits, frames, (frame, description) pairs, candidates and
   kept instances with every drop reason (the paper's 1,232 → 855 is its candidates → kept).
 """
@@ -26,12 +30,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ...engine.rules import LearnerError
 from .build import BUILD_FILE, PAIR_DROPS
 from .dataset import Dataset, DatasetError, load_dataset
+from .fixed import Fold, folds, pixel_box
 from .metrics import aggregate, score
 
 QUANTILES = {"min": 0.0, "p10": 0.1, "p25": 0.25, "median": 0.5, "p75": 0.75, "p90": 0.9,
              "max": 1.0}
+MAX_BOX_ROWS = 8  # the table and md list the most used learned boxes; json has them all
 FUNNEL_COUNTS = ("visits", "frames", "frames_skipped", "descriptions", "descriptions_unusable",
                  "pairs", "candidates", "kept")
 
@@ -60,12 +67,23 @@ def normalized_boxes(ds: Dataset) -> list[list[float]]:
             for i in ds.instances for b in [i.truth["box"]]]
 
 
-def rule_scores(ds: Dataset) -> dict[str, dict[str, float]]:
-    """CAcc@75, CAcc@50, mIoU and Dist (×100) of ``baseline:center`` and ``baseline:prior``."""
+def fixed_folds(ds: Dataset) -> tuple[list[Fold], str | None]:
+    """``baseline:fixed``'s folds, and why there are none (a single instance)."""
+    try:
+        return folds(ds.instances), None
+    except LearnerError as exc:
+        return [], str(exc)
+
+
+def rule_scores(ds: Dataset, learned: list[Fold] | None = None) -> dict[str, dict[str, float]]:
+    """CAcc@75, CAcc@50, mIoU and Dist (×100) of ``baseline:center``, ``baseline:prior`` and
+    ``baseline:fixed`` (``learned``: its folds, when already computed)."""
     norm = normalized_boxes(ds)
     n = len(norm)
     total = [sum(b[k] for b in norm) for k in range(4)]
-    rows: dict[str, list[dict[str, float]]] = {"center": [], "prior": []}
+    learned = fixed_folds(ds)[0] if learned is None else learned
+    fixed = {iid: f.box for f in learned for iid in f.instances}
+    rows: dict[str, list[dict[str, float]]] = {"center": [], "prior": [], "fixed": []}
     for inst, mine in zip(ds.instances, norm, strict=True):
         w, h = inst.width, inst.height
         gt = inst.truth["box"]
@@ -73,7 +91,19 @@ def rule_scores(ds: Dataset) -> dict[str, dict[str, float]]:
         if n > 1:  # leave-one-out mean, as the backend computes it
             m = [(total[k] - mine[k]) / (n - 1) for k in range(4)]
             rows["prior"].append(score([m[0] * w, m[1] * h, m[2] * w, m[3] * h], gt, w, h))
+        if inst.id in fixed:  # the box learned without this instance's scene, as answered
+            rows["fixed"].append(score(pixel_box(fixed[inst.id], w, h), gt, w, h))
     return {rule: aggregate(r) for rule, r in rows.items() if r}
+
+
+def fixed_summary(learned: list[Fold]) -> list[dict[str, Any]]:
+    """The distinct boxes ``baseline:fixed`` learned, with the folds and instances of each."""
+    by_box: dict[tuple[float, ...], dict[str, Any]] = {}
+    for f in learned:
+        e = by_box.setdefault(tuple(f.box), {"box": list(f.box), "folds": 0, "instances": 0})
+        e["folds"] += 1
+        e["instances"] += len(f.instances)
+    return sorted(by_box.values(), key=lambda e: (-e["instances"], e["box"]))
 
 
 def _line_of(text: str, key: str) -> int:
@@ -139,7 +169,11 @@ def describe(folder: str | Path, ds: Dataset | None = None) -> dict[str, Any]:
         grid[r][c] += 1
     card["centre_grid"] = grid
     card["centre_cells_used"] = sum(v > 0 for row in grid for v in row)
-    card["rules"] = rule_scores(ds)
+    learned, why = fixed_folds(ds)
+    card["rules"] = rule_scores(ds, learned)
+    card["fixed_boxes"] = fixed_summary(learned)
+    if why:
+        card["fixed_unavailable"] = why
     card["funnel"] = read_funnel(folder)
     return card
 
@@ -147,7 +181,9 @@ def describe(folder: str | Path, ds: Dataset | None = None) -> dict[str, Any]:
 # --- rendering ----------------------------------------------------------------------------
 
 RULE_NOTE = ("fixed rules: center = the centred box of half the width and height; prior = "
-             "the mean box of the other instances (leave-one-out)")
+             "the mean box of the other instances (leave-one-out); fixed = the best constant "
+             "box by CAcc@50 (ties: Dist) on a grid of 5 % of the width and height, learned "
+             "on the other scenes (leave-one-scene-out)")
 
 
 def _n(v: float) -> str:
@@ -174,6 +210,11 @@ def _sections(card: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]
     out.append(("fixed-rule references (×100)", ["rule", "CAcc@75", "CAcc@50", "mIoU", "Dist"],
                 [[f"{rule} (rule)", *(f"{m[k]:.1f}" for k in ("cacc75", "cacc50", "miou", "dist"))]
                  for rule, m in card["rules"].items()]))
+    if card.get("fixed_boxes"):
+        out.append(("boxes baseline:fixed learned (shares of the image)",
+                    ["box [x1, y1, x2, y2]", "held-out scenes", "instances"],
+                    [["[" + ", ".join(f"{v:.2f}" for v in e["box"]) + "]", str(e["folds"]),
+                      str(e["instances"])] for e in card["fixed_boxes"][:MAX_BOX_ROWS]]))
     f = card.get("funnel")
     if f:
         rows = [["visits", str(f["visits"])], ["frames", str(f["frames"])]]
@@ -199,6 +240,8 @@ def render_stats(card: dict[str, Any], fmt: str = "table") -> Any:
         return json.dumps(card, indent=2)
     blocks = _sections(card)
     notes = [RULE_NOTE]
+    if card.get("fixed_unavailable"):
+        notes.append(f"no fixed row: {card['fixed_unavailable']}")
     if card.get("funnel") and card["funnel"].get("frame_rule"):
         notes.append("frame per description: " + card["funnel"]["frame_rule"])
     if fmt == "md":

@@ -157,6 +157,7 @@ def test_default_run_subprocess(tmp_path):
     # the table compares every strategy against direct, and shows what a fixed guess earns
     assert "direct:prompt=hidden" in proc.stdout and "cot-sr" in proc.stdout
     assert "center (rule)" in proc.stdout and "prior (rule)" in proc.stdout
+    assert "fixed (rule)" in proc.stdout
     assert all(r["simulated"] for r in recs)
     assert Counter(r["backend"] for r in recs) == {
         "sim": len(bundled) * n_strategies, **dict.fromkeys(SCENEFUNRI.defaults.rules, len(bundled))}

@@ -136,8 +136,9 @@ def data_stats(
     fmt: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
     png: Annotated[Path | None, typer.Option(help="Also write a heat map of box centres and sizes.")] = None,
 ) -> None:
-    """Describe a SceneFunRI folder: counts, affordances, box sizes and positions, what a
-    fixed guess scores, and a build's funnel from frames to kept instances."""
+    """Describe a SceneFunRI folder: counts, affordances, box sizes and positions, what the
+    fixed rules (center, prior, the best fixed box learned leave-one-scene-out) score, and a
+    build's funnel from frames to kept instances."""
     from ..evals.scenefunri import load_dataset
     from ..evals.scenefunri.stats import describe, normalized_boxes, render_stats
 
@@ -152,7 +153,8 @@ def data_stats(
     if png is not None:
         from ..renderers.plots import box_heatmap_png
 
-        box_heatmap_png(normalized_boxes(ds), png, title=str(folder))
+        box_heatmap_png(normalized_boxes(ds), png, title=str(folder),
+                        fixed=[e["box"] for e in card["fixed_boxes"]])
         out.print(f"wrote {png}")
 
 

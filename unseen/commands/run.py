@@ -59,8 +59,8 @@ def run(
 
     With no options: the bundled sample set, the paper's prompting strategies (direct with
     the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
-    Without --strategy the table also shows the fixed rules baseline:center and
-    baseline:prior, marked (rule).
+    Without --strategy the table also shows the fixed rules baseline:center,
+    baseline:prior and baseline:fixed, marked (rule).
     """
     from ..api import run as run_api
     from ..engine.benchmark import defaults_of, detect

@@ -85,11 +85,11 @@ def test_rule_scores_agree_with_the_baseline_backends(tmp_path):
     """The card recomputes backends/baseline.py's rules; a run of the backends themselves on
     the bundled set gives the same means."""
     data = bundled_sample()
-    res = unseen.run(data, ["direct"], ["baseline:center", "baseline:prior"],
+    res = unseen.run(data, ["direct"], ["baseline:center", "baseline:prior", "baseline:fixed"],
                      out=tmp_path / "run", progress=False, cache=False)
     recs = [json.loads(x) for x in (res.run_dir / "trajectories.jsonl").read_text().splitlines()]
     card = rule_scores(load_dataset(data))
-    for rule in ("center", "prior"):
+    for rule in ("center", "prior", "fixed"):
         got = aggregate([r["metrics"] for r in recs if r["backend"] == f"baseline:{rule}"])
         for m in ("cacc75", "cacc50", "miou", "dist"):
             # the backend answers in text, its box rounded; ×100 means agree to 0.01
@@ -130,6 +130,7 @@ def test_cli_on_the_bundled_set_and_the_png(tmp_path, run_main):
     code, out, err = run_main(["data", "stats", str(bundled_sample()), "--png", str(png)])
     assert code == 0, err
     assert "center (rule)" in out and "build funnel" in out and "kept" in out
+    assert "fixed (rule)" in out and "boxes baseline:fixed learned" in out
     code, out, _ = run_main(["data", "stats", str(bundled_sample()), "--format", "json"])
     card = json.loads(out)
     assert card["instances"] == 65 and sum(map(sum, card["centre_grid"])) == 65
