@@ -1,5 +1,6 @@
 """Cameras for a room: views from which each hidden target is inside the frame and fully
-occluded while its reference is seen, and the check of "hidden" itself."""
+occluded while its reference is seen, the target planned into every part of the image
+(``planned_views``), and the check of "hidden" itself."""
 
 from __future__ import annotations
 
@@ -16,13 +17,17 @@ from ....renderers.rooms3d import RoomLayout, Task, item_mesh, room_meshes
 from .scan import part_points
 
 FOV_Y_DEG = 52.0  # about the hires_wide camera of the SceneFun3D captures
-EYE_HEIGHT = (1.2, 1.7)
+EYE_HEIGHT = (0.9, 1.8)  # a person crouching by low furniture, sitting, standing
+ROLL_DEG = 10.0  # a hand-held camera is rolled up to this either way
 MARGIN_FRAC = 20 / 640  # a hidden target keeps this share of the width from every edge
 MIN_BOX_FRAC = 8.5 / 640  # and its box is at least this wide and tall (the pipeline: 8 px)
 HIDE_GAP_M = 0.02
 MIN_REFERENCE_FRAC = 0.01  # the named references cover at least this share of the image
 SCREEN_SIZE = (160, 120)  # id buffers for choosing cameras
-AIM_RANGE = ((0.08, 0.92), (0.1, 0.9))  # where a hidden target's centre is put: u/w, v/h
+AIM_RANGE = ((0.05, 0.95), (0.06, 0.94))  # where a hidden target's centre is put: u/w, v/h
+CELL_TRIES = 4  # cells of the 3x3 grid tried per task, the least used in the room first
+EDGE_PULL = 3.0  # in an outer third, the aim's distance from the edge is a third × U**3
+NEAREST_M = 1.0  # the nearest a camera stands to a hidden target (the farthest: its reach)
 
 
 @dataclass
@@ -162,13 +167,35 @@ def planned_views(layout: RoomLayout, rng, meshes: list[Mesh] | None = None,
     """Cameras for each task with an occluder: 2 or 3 from which the target is inside the
     frame, fully hidden (mostly by its occluder) and the reference seen, checked on a small
     id buffer with stricter thresholds; then ``generic`` views across the room. ``stats``
-    collects, per task key, why candidate cameras were turned down."""
+    collects, per task key, why candidate cameras were turned down.
+
+    Where the target lands is planned, so that no fixed box finds the targets: each task
+    puts its target in one cell of the image's 3x3 grid, the cell whose row and column the
+    room's earlier tasks used least (ties at random; the next such cell when ``tries`` / 4
+    renders find no view there), at a point of the cell drawn towards the image's edge in
+    the outer thirds. Eye height, distance, roll, and the pitch and yaw that aim the target
+    there vary per view, so the same kind of target lands anywhere from one room to the
+    next, while where it is in the room (sockets low behind furniture, handles at hand
+    height) stays as rooms have it."""
     meshes = room_meshes(layout) if meshes is None else meshes
     scene = geometry_scene(layout, meshes)
     views: list[View] = []
+    rows, cols = [0, 0, 0], [0, 0, 0]  # tasks placed in each third of the height, width
     for task in layout.tasks:
         if task.occluder is not None:
-            found = _task_views(layout, meshes, scene, task, rng, tries, stats)
+            found: list[np.ndarray] = []
+            cells = sorted(range(9), key=lambda k: (rows[k // 3] + cols[k % 3], rng.random()))
+            for k in cells[:CELL_TRIES]:  # the least used cells first
+                found = _task_views(layout, meshes, scene, task, rng, tries // CELL_TRIES,
+                                    stats, divmod(k, 3))
+                if found:
+                    rows[k // 3] += 1
+                    cols[k % 3] += 1
+                    break
+            if stats is not None:
+                why = stats.setdefault(task.key, {})
+                why["tasks"] = why.get("tasks", 0) + 1
+                why["tasks with a view"] = why.get("tasks with a view", 0) + bool(found)
             want = per_task[0] + int(rng.random() < 0.3) * (per_task[1] - per_task[0])
             views += [View(v, task) for v in _spread(found, want)]
     for _ in range(generic):
@@ -182,13 +209,14 @@ def planned_views(layout: RoomLayout, rng, meshes: list[Mesh] | None = None,
         look = np.r_[wall_pt, rng.uniform(0.6, 1.3)]
         eye = np.r_[eye_xy, rng.uniform(*EYE_HEIGHT)]
         if np.linalg.norm(look[:2] - eye[:2]) > 0.5:
-            views.append(View(_look(eye, look, rng.uniform(-4, 4)), None))
+            views.append(View(_look(eye, look, rng.uniform(-ROLL_DEG, ROLL_DEG)), None))
     return views
 
 
 def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task, rng,
-                tries: int, stats: dict | None) -> list[np.ndarray]:
-    """Up to 4 cameras that pass the screening for ``task``, from at most ``tries`` renders."""
+                tries: int, stats: dict | None, cell: tuple[int, int]) -> list[np.ndarray]:
+    """Up to 4 cameras that pass the screening for ``task`` with its target in ``cell``
+    (row, column) of the image's 3x3 grid, from at most ``tries`` renders."""
     by_name = {it.name: (m, it) for m, it in zip(meshes, layout.items, strict=True)}
     mesh, target = by_name[task.target]
     pts = part_points(mesh, target, 64, np.random.default_rng(target.object_id))
@@ -204,20 +232,20 @@ def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task,
     why = stats.setdefault(task.key, {}) if stats is not None else {}
     found: list[np.ndarray] = []
     renders = 0
+    row, col = cell
     for _ in range(tries * 6):  # most draws are cheap misses (inside furniture)
         if renders >= tries or len(found) >= 4:
             break
         ang = math.radians(rng.uniform(-60, 60))
         d = np.array([front[0] * math.cos(ang) - front[1] * math.sin(ang),
                       front[0] * math.sin(ang) + front[1] * math.cos(ang)])
-        eye_xy = c[:2] + d * rng.uniform(min(1.4, reach - 0.3), reach)
+        eye_xy = c[:2] + d * rng.uniform(min(NEAREST_M, reach - 0.3), reach)
         if not _free(layout, eye_xy, keep_off=(task.occluder,)):
             continue
         eye = np.r_[eye_xy, rng.uniform(*EYE_HEIGHT)]
-        # the target anywhere in the image, not where the camera looks: a fixed guess at
-        # the centre must not find it
-        c2w = aim(eye, c, (rng.uniform(*AIM_RANGE[0]), rng.uniform(*AIM_RANGE[1])),
-                  rng.uniform(-4, 4))
+        # the target in its cell, not where the camera looks: a fixed guess must not find it
+        c2w = aim(eye, c, (_in_third(rng, col, AIM_RANGE[0]), _in_third(rng, row, AIM_RANGE[1])),
+                  rng.uniform(-ROLL_DEG, ROLL_DEG))
         cam = make_camera(c2w, sw, sh)
         uv, z = cam.project(pts)
         m = MARGIN_FRAC * sw + 1
@@ -232,9 +260,19 @@ def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task,
         why[chk.why or "ok"] = why.get(chk.why or "ok", 0) + 1
         if chk.ok:
             found.append(c2w)
-    why["tasks"] = why.get("tasks", 0) + 1
-    why["tasks with 2 views"] = why.get("tasks with 2 views", 0) + (len(found) >= 2)
     return found
+
+
+def _in_third(rng, k: int, span: tuple[float, float]) -> float:
+    """A point of the ``k``-th third of the image (0, 1, 2) along one axis, within ``span``:
+    uniform in the middle third, drawn towards the image's edge in the outer ones (more of
+    those views fail: a reference by the edge is cut off)."""
+    lo, hi = max(span[0], k / 3), min(span[1], (k + 1) / 3)
+    t = rng.random()
+    if k == 1:
+        return lo + t * (hi - lo)
+    t = t ** EDGE_PULL
+    return lo + t * (hi - lo) if k == 0 else hi - t * (hi - lo)
 
 
 def geometry_scene(layout: RoomLayout, meshes: list[Mesh]) -> Mesh:
