@@ -3,7 +3,11 @@
 - The bundled sample set (``sample_set/``, in the package): built by ``unseen data build``
   from the procedural rooms of ``unseen data rooms --n 8 --seed 0`` at 640x480; 65 instances
   from 8 rooms, each target inside the frame and fully hidden, the targets spread over the
-  image (``unseen data stats`` shows where). ``unseen run`` uses it by default.
+  image (``unseen data stats`` shows where, and what a fixed box earns). ``unseen run``
+  uses it by default. Remade with::
+
+      unseen data rooms --out scans --n 8 --seed 0
+      unseen data build --scenefun3d scans --out evals/scenefunri/sample_set   # an empty folder
 - The test set: 24 flat synthetic rooms drawn in milliseconds (``synthetic.py``), for tests.
 """
 
