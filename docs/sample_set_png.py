@@ -14,10 +14,11 @@ from PIL import Image, ImageDraw, ImageFont
 from unseen.evals.scenefunri import load_dataset
 from unseen.evals.scenefunri.sample import bundled_sample
 
-# targets in four different parts of the image, four kinds of part
-DEFAULT = ("100004-", "100001-", "100005-", "100003-")
-PICK = {"100004-": "Unplug the TV", "100001-": "Turn up the heating on the radiator under the window",
-        "100005-": "Pull out the lowest drawer of the dresser", "100003-": "Open the wardrobe's right door"}
+# targets in four different parts of the image, four kinds of part: (visit, instruction)
+DEFAULT = (("100003-", "Unplug the charger of the phone on the nightstand"),
+           ("100001-", "Turn up the heating on the radiator under the window"),
+           ("100005-", "Pull out the lowest drawer of the dresser"),
+           ("100003-", "Open the wardrobe's right door"))
 SCALE, TITLE_H, GREEN = 0.75, 17, (20, 220, 20)
 
 
@@ -27,7 +28,7 @@ def main(ids: list[str]) -> None:
         chosen = [next(i for i in ds.instances if i.id == x) for x in ids]
     else:
         chosen = [next(i for i in ds.instances if i.id.startswith(v)
-                       and i.text["instruction"] == PICK[v]) for v in DEFAULT]
+                       and i.text["instruction"] == text) for v, text in DEFAULT]
     w, h = int(640 * SCALE), int(480 * SCALE)
     sheet = Image.new("RGB", (2 * w, 2 * h), "white")
     font = ImageFont.load_default()
