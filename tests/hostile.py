@@ -101,12 +101,13 @@ def run_sample(ctx: Ctx, *extra: str, limit: int = 2, backend: str = "sim",
 
 def run_openai(ctx: Ctx, *extra: str, base_url: str | None = None, limit: int = 2,
                out: str | None = None) -> list[str]:
-    """Instances against the fake OpenAI server, the key in the environment."""
+    """Instances against the fake OpenAI server, the key in the environment; ``base_url=""``
+    leaves the server to ``OPENAI_BASE_URL``."""
     ctx.monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    url = [] if base_url == "" else ["--base-url", base_url or ctx.fp.openai_base_url]
     return ["run", "--data", str(ctx.sample), "-s", "direct", "-b",
-            "openai:fake-model,box_format=norm1000", "--base-url",
-            base_url or ctx.fp.openai_base_url, "--limit", str(limit), "--concurrency", "1",
-            "-q", "--out", out or ctx.out, *extra]
+            "openai:fake-model,box_format=norm1000", *url, "--limit", str(limit),
+            "--concurrency", "1", "-q", "--out", out or ctx.out, *extra]
 
 
 # --- the machine's state ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from hostile import (
+    SECRET,
     Ctx,
     Setup,
     cache_pages,
@@ -136,6 +137,14 @@ def journaled(n: int, resumed: int | None = None) -> Callable[[Ctx, str, str], N
         assert len(keys) == len(set(keys)) == resumed
 
     return check
+
+
+def with_userinfo(ctx: Ctx, user: str = "user") -> str:
+    return ctx.fp.openai_base_url.replace("://", f"://{user}:{SECRET}@")
+
+
+def expect(text: str, where: str) -> None:
+    assert text in where, where
 
 
 def no_calls(ctx: Ctx, out: str, err: str) -> None:
@@ -271,6 +280,19 @@ CASES = [
          check=nothing_set_aside),
     Case("--cache-dir fills up (SQLITE_FULL from a page limit)", cache_dir("c", limit=12), 0,
          "database or disk is full", cache_pages, check=journaled(12)),
+    # --- secrets in a server's URL ------------------------------------------------------------
+    Case("a password in --base-url", lambda ctx: run_openai(ctx, base_url=with_userinfo(ctx)),
+         0, "", absent=(SECRET,)),
+    Case("a password in two --base-url (the servers' summary)",
+         lambda ctx: [a for a in run_openai(ctx, "--base-url", with_userinfo(ctx, "u2"),
+                                            "--no-cache", base_url=with_userinfo(ctx))
+                      if a != "-q"], 0, "",
+         absent=(SECRET,), check=lambda ctx, out, err: expect("servers of fake-model: http://[redacted]@", out)),
+    Case("an api_key in OPENAI_BASE_URL's query (the server's 404 echoes it)",
+         lambda ctx: run_openai(ctx, base_url="") + ["--no-cache"], 1, "?api_key=[redacted]",
+         lambda ctx: ctx.monkeypatch.setenv(
+             "OPENAI_BASE_URL", f"{ctx.fp.openai_base_url}?api_key={SECRET}"),
+         absent=(SECRET,)),
     Case("--cache-dir on a full file system (tmpfs)", cache_dir("full"), 0, "cannot be",
          tmpfs("full", keep=60_000), check=journaled(2)),
 ]
@@ -290,7 +312,9 @@ def test_hostile(case, tmp_path, sample_data, fp, director_scenes, monkeypatch, 
             assert len(lines) == 1, err
             assert case.fragment in lines[0], (case.fragment, lines[0])
             assert "internal error" not in lines[0]
-        else:
+        elif case.code == 1:  # a run whose calls failed: its error line says why
+            assert case.fragment in err, err
+        elif case.fragment:
             said = [line for line in lines if case.fragment in line]
             assert said and all(line.startswith("warning: ") for line in said), err
         for text in case.absent:
