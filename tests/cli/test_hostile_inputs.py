@@ -22,6 +22,7 @@ from hostile import (
     cache_pages,
     changed,
     dataset,
+    env_file,
     fill,
     free,
     full_after,
@@ -145,6 +146,10 @@ def with_userinfo(ctx: Ctx, user: str = "user") -> str:
 
 def expect(text: str, where: str) -> None:
     assert text in where, where
+
+
+def expect_once(text: str, where: str) -> None:
+    assert where.count(text) == 1, where
 
 
 def no_calls(ctx: Ctx, out: str, err: str) -> None:
@@ -280,6 +285,22 @@ CASES = [
          check=nothing_set_aside),
     Case("--cache-dir fills up (SQLITE_FULL from a page limit)", cache_dir("c", limit=12), 0,
          "database or disk is full", cache_pages, check=journaled(12)),
+    # --- .env (only a provider's lines are read, each alone) ---------------------------------
+    Case(".env: a NUL byte in a key", run_sample, 2, ".env:2: OPENAI_API_KEY: a NUL byte",
+         env_file(b"# keys\nOPENAI_API_KEY=sk-ab\x00cdefghijklmnop\n")),
+    Case(".env: a key's line dotenv cannot parse", run_sample, 2, ".env:1: OPENAI_API_KEY: not NAME=VALUE",
+         env_file(b'OPENAI_API_KEY="sk-abcdefghijklmnop" trailing\n')),
+    Case(".env: an unclosed quote (once swallowed the next key)", run_sample, 2,
+         ".env:1: OPENAI_API_KEY: not NAME=VALUE",
+         env_file(b'OPENAI_API_KEY="sk-abcdefghijklmnop\nGEMINI_API_KEY=AIza' + b"k" * 35 + b"\n")),
+    Case(".env: a key not UTF-8", run_sample, 2, ".env:1: GEMINI_API_KEY: not UTF-8",
+         env_file(b"GEMINI_API_KEY=\xff\xfe\n")),
+    Case(".env: lines not ours that dotenv cannot parse (its warning, twice, once)",
+         run_sample, 0, "", env_file(b"this is no assignment\n\x00\xff\nFOO='open\n"),
+         absent=("could not parse", "dotenv")),
+    Case(".env: 3 MB (read up to 1 MiB, said once)", run_sample, 0, "larger than 1 MiB",
+         env_file(b"VLLM_API_KEY=from-the-file-123\n" + b"# padding padding\n" * 180_000),
+         check=lambda ctx, out, err: expect_once("larger than 1 MiB", err)),
     # --- secrets in a server's URL ------------------------------------------------------------
     Case("a password in --base-url", lambda ctx: run_openai(ctx, base_url=with_userinfo(ctx)),
          0, "", absent=(SECRET,)),
