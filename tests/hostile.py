@@ -238,3 +238,34 @@ def both(*setups: Setup) -> Setup:
             s(ctx)
 
     return setup
+
+
+TINY = ('name = "tiny"\nsamples = 2\nseed = 1\nsize = "512x384"\n[sets.main]\nn = 2\n'
+        '[[batch]]\nname = "b1"\nconditions = ["move"]\n')  # 4 calls (helpers.tiny_design)
+
+
+def a_study(ctx: Ctx) -> None:
+    """The tiny design (``d.toml``) run with the simulator into ``ctx.out``: 4 replies."""
+    from unseen.director import run_study
+    from unseen.evals.director.study import load_design
+
+    (ctx.tmp / "d.toml").write_text(TINY, encoding="utf-8")
+    run_study(load_design(ctx.tmp / "d.toml"), ["sim"], Path(ctx.out), scenes=ctx.scenes,
+              progress=False)
+
+
+def cut_journal(ctx: Ctx) -> None:
+    """The journal of ``ctx.out`` cut inside its last record (a truncated copy)."""
+    path = Path(ctx.out) / "trajectories.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[: data.rfind(b"\n", 0, len(data) - 1) + 40])
+
+
+def snapshot(ctx: Ctx) -> None:
+    """Each file of ``ctx.out`` and its bytes, kept to compare after the case."""
+    ctx.extra["before"] = {p: p.read_bytes() for p in Path(ctx.out).rglob("*") if p.is_file()}
+
+
+def unchanged(ctx: Ctx, out: str, err: str) -> None:
+    after = {p: p.read_bytes() for p in Path(ctx.out).rglob("*") if p.is_file()}
+    assert after == ctx.extra["before"]

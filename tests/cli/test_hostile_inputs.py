@@ -17,11 +17,17 @@ from pathlib import Path
 import pytest
 from hostile import (
     SECRET,
+    TINY,
     Ctx,
     Setup,
+    a_study,
+    both,
     cache_pages,
     changed,
+    cut_journal,
     dataset,
+    design,
+    director,
     env_file,
     fill,
     free,
@@ -30,7 +36,9 @@ from hostile import (
     run_data,
     run_openai,
     run_sample,
+    snapshot,
     tiny_fs,
+    unchanged,
 )
 
 
@@ -301,6 +309,13 @@ CASES = [
     Case(".env: 3 MB (read up to 1 MiB, said once)", run_sample, 0, "larger than 1 MiB",
          env_file(b"VLLM_API_KEY=from-the-file-123\n" + b"# padding padding\n" * 180_000),
          check=lambda ctx, out, err: expect_once("larger than 1 MiB", err)),
+    # --- Director studies ------------------------------------------------------------------
+    Case("director run into a SceneFunRI run directory", director, 2,
+         "holds a scenefunri run, not a director one",
+         both(a_run_in("", readonly=False), design(TINY), snapshot), check=unchanged),
+    Case("director analyze on a truncated journal", lambda ctx: ["director", "analyze", ctx.out],
+         0, "holds 3 of the 4 replies the design plans and ends in a torn line",
+         both(a_study, cut_journal)),
     # --- secrets in a server's URL ------------------------------------------------------------
     Case("a password in --base-url", lambda ctx: run_openai(ctx, base_url=with_userinfo(ctx)),
          0, "", absent=(SECRET,)),
