@@ -269,3 +269,24 @@ def snapshot(ctx: Ctx) -> None:
 def unchanged(ctx: Ctx, out: str, err: str) -> None:
     after = {p: p.read_bytes() for p in Path(ctx.out).rglob("*") if p.is_file()}
     assert after == ctx.extra["before"]
+
+
+def a_coded_study(ctx: Ctx) -> None:
+    """:func:`a_study`, its traces coded by the simulator's coder (``coding/main/``)."""
+    from unseen.director_code import run_coding
+
+    a_study(ctx)
+    run_coding(ctx.out, "sim:default,dir_coder_error=0", batch_size=2, tests=1, repeats=1,
+               cache=False, progress=False)
+
+
+def garble(name: str, line: int = 1) -> Setup:
+    """A byte that is not UTF-8 in line ``line`` of ``ctx.out/name``."""
+
+    def setup(ctx: Ctx) -> None:
+        path = Path(ctx.out) / name
+        lines = path.read_bytes().split(b"\n")
+        lines[line - 1] = lines[line - 1][:5] + b"\xff\xfe" + lines[line - 1][5:]
+        path.write_bytes(b"\n".join(lines))
+
+    return setup
