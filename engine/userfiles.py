@@ -103,7 +103,8 @@ def first_problem(exc: ValidationError) -> str:
     required`` (the message alone where the whole object is at fault)."""
     first = exc.errors()[0]
     loc = ".".join(str(x) for x in first["loc"])
-    return f"{loc}: {first['msg']}" if loc else first["msg"]
+    msg = first["msg"].removeprefix("Value error, ")  # pydantic's label for a validator's own
+    return f"{loc}: {msg}" if loc else msg
 
 
 def validated(path: Path | str, model: type[M], obj: Any, line: int | None = None) -> M:

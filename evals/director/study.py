@@ -133,9 +133,9 @@ class Design(BaseModel):
     def _size(cls, v: str) -> str:
         m = re.fullmatch(r"([0-9]{1,6})x([0-9]{1,6})", v)
         if m is None:
-            raise ValueError(f"size must be WIDTHxHEIGHT in pixels (such as 1024x768), got {v!r}")
+            raise ValueError(f"must be WIDTHxHEIGHT in pixels (such as 1024x768), got {v!r}")
         if not all(MIN_SIDE <= int(side) <= MAX_SIDE for side in m.groups()):
-            raise ValueError(f"size {v}: each side must be {MIN_SIDE} to {MAX_SIDE} pixels")
+            raise ValueError(f"{v}: each side must be {MIN_SIDE} to {MAX_SIDE} pixels")
         return v
 
     @property
