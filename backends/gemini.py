@@ -16,7 +16,7 @@ from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
 from ..engine.images import part_bytes
-from ..engine.redact import remember
+from ..engine.redact import remember, remember_url
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
@@ -102,6 +102,7 @@ class Gemini(BaseBackend):
         self.include_thoughts = include_thoughts
         self._api_key = api_key
         remember(api_key)  # scrubbed from every stored or shown text
+        remember_url(base_url)  # a password or key inside the URL, too
         self._client = None
 
     def _get_client(self):

@@ -103,6 +103,9 @@ def choice_keys(labels: list[str]) -> list[str]:
     return [_KEYS[i] if i < len(_KEYS) else "" for i in range(len(labels))]
 
 
+EDGE_PX = 1.0  # how far past the image's edge a box may reach (and is clipped back)
+
+
 def _ints(text: Any, what: str) -> list[int]:
     if isinstance(text, list):
         items = [str(v) for v in text]
@@ -130,6 +133,10 @@ def reply_text(spec: AnswerSpec, body: Any, box_format: str) -> str:
         x1, y1, x2, y2 = (float(v) for v in values)
         if x2 <= x1 or y2 <= y1:
             raise AnswerError("the box is empty: drag on the image to draw it")
+        # the page keeps a drag inside the image: a box past its edge by more than the
+        # page's rounding (a pixel) was not drawn on it, and is refused, not clipped
+        if w and h and (min(x1, y1) < -EDGE_PX or x2 > w + EDGE_PX or y2 > h + EDGE_PX):
+            raise AnswerError(f"the box {values} is not inside the {w}x{h} image")
         try:
             box = Box.of([x1, y1, x2, y2]).clip(w, h)
         except (BoxError, ValueError):

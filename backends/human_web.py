@@ -12,7 +12,11 @@ review mode. The API, relative to ``http://127.0.0.1:PORT/TOKEN/``:
 - ``GET api/image/ID/N``: the N-th image of item ID, its overlay drawn server-side.
 - ``POST api/answer/ID`` with a JSON body: 200 when taken, 400 with ``error`` for an answer
   that does not fit the item, 404 for an unknown item, 409 for one already answered (a
-  reload or a second tab): the first answer wins and the page moves on.
+  reload or a second tab): the first answer wins and the page moves on. Only the page's own
+  answers are read: a body not sent as ``application/json`` is 415 (another site's form or
+  ``text/plain`` fetch cannot send that without the browser asking first, and the page never
+  allows it), an ``Origin`` other than the page's 403, and a body past :data:`MAX_BODY` 413,
+  by its ``Content-Length`` or once that much has come, the rest unread.
 """
 
 from __future__ import annotations
@@ -110,8 +114,15 @@ class PageServer:
             return Response(data, media_type=mime, headers=headers)
 
         async def answer(request: Request) -> Response:
-            raw = await request.body()
-            if len(raw) > MAX_BODY:
+            if not self._own(request):  # a page elsewhere posting here (a text/plain form)
+                return JSONResponse({"error": "answers come from the page itself"}, 403,
+                                    headers=headers)
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "application/json":  # which no other origin can send unasked (CORS)
+                return JSONResponse({"error": "the answer must be application/json"}, 415,
+                                    headers=headers)
+            raw = await _body(request)
+            if raw is None:
                 return JSONResponse({"error": "the answer is too long"}, 413, headers=headers)
             try:
                 body = json.loads(raw or b"null")
@@ -130,6 +141,15 @@ class PageServer:
         # a page on 127.0.0.1 answers only requests addressed to it (no DNS rebinding)
         return Starlette(routes=routes, middleware=[
             Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"])])
+
+    def _own(self, request: Request) -> bool:
+        """Whether a POST comes from this page: a browser names the page that sent it
+        (``Origin``, ``Sec-Fetch-Site``); a client that names none (a script) is taken."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in (f"http://{HOST}:{self.port}",
+                                                 f"http://localhost:{self.port}"):
+            return False
+        return request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
 
     async def start(self) -> str:
         """Serve the page; returns its address once it accepts connections."""
@@ -163,6 +183,21 @@ class PageServer:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._server = self._task = None
+
+
+async def _body(request: Request) -> bytes | None:
+    """The request's body, or None past :data:`MAX_BODY` bytes: refused by its
+    ``Content-Length`` before a byte is read, else as soon as what came passes the limit
+    (the rest is never read; the server closes the connection)."""
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_BODY:
+        return None
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            return None
+    return bytes(raw)
 
 
 class _Server(uvicorn.Server):

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..engine.backend import RATE_HINTS, Capabilities, ProviderError, RateHints
 from ..engine.images import data_url
-from ..engine.redact import remember
+from ..engine.redact import remember, remember_url
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
@@ -108,6 +108,7 @@ class OpenAIClientBackend(BaseBackend):
         self.timeout_s = timeout_s
         self._api_key = api_key  # only ever handed to the client
         remember(api_key)  # and scrubbed from every stored or shown text
+        remember_url(base_url)  # a password or key inside the URL, too
         self._client = None
         self.dropped: set[str] = set()  # parameters the provider rejected (rejected.py)
 

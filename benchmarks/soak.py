@@ -110,7 +110,7 @@ class Server:
 
 def command(data: Path, url: str, out: Path, cache: Path, n_inst: int, samples: int) -> list[str]:
     return [sys.executable, "-m", "unseen.cli", "run", "--data", str(data), "-s", "direct",
-            "-b", "openai:fake-model", "--base-url", url, "--limit", str(n_inst), "--samples",
+            "-b", "openai:fake-model,box_format=norm1000", "--base-url", url, "--limit", str(n_inst), "--samples",
             str(samples), "--out", str(out), "--cache-dir", str(cache), "--concurrency",
             str(CONCURRENCY), "--timeout", str(TIMEOUT_S), "-q"]
 

@@ -2,7 +2,9 @@
 
 It removes the values of the keys in use (the environment variables the backends read, and
 any key handed to a backend in code: :func:`remember`) and key-shaped strings: OpenAI-style
-``sk-...`` keys, Google ``AIza...`` keys and ``Bearer ...`` tokens. A provider that echoes the
+``sk-...`` keys, Google ``AIza...`` keys and ``Bearer ...`` tokens; and in any URL, its user
+information (``http://user:PW@host`` -> ``http://[redacted]@host``) and the values of query
+parameters named like secrets (``?api_key=PW``, ``token``, ``sig``, ``password``). A provider that echoes the
 key in an error body (``Incorrect API key provided: sk-...``) then leaves no trace of it in
 the journal, ``run.json``, the cache, an error line or a view.
 
@@ -28,7 +30,13 @@ REDACTED = "[redacted]"
 _SHAPES = (r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{12,}"
            r"|(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"
            r"|(?<=[Bb]earer )(?=[A-Za-z._~+/=\-]*[0-9])[A-Za-z0-9._~+/=\-]{16,}")
-_HINTS = ("sk-", "AIza", "earer ")  # a text without any of these and of the keys is clean
+# a URL (up to a space, a quote or a JSON escape); in it, the user information before the
+# host, and a query parameter whose name says it holds a secret
+_URL = r"(?P<url>[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>\\]+)"
+_USERINFO = re.compile(r"^([^:]+://)[^/?#]*@")
+_SECRET_QUERY = re.compile(r"([?&;](?i:[a-z0-9_.\-]*(?:key|token|secret|passw(?:or)?d|pwd|sig"
+                           r"|signature|auth|credentials?))=)[^&#;\s\"'<>)]*")
+_HINTS = ("sk-", "AIza", "earer ", "://", "=")  # a text without these and the keys is clean
 _remembered: set[str] = set()
 _lock = threading.Lock()
 
@@ -38,6 +46,23 @@ def remember(secret: str | None) -> None:
     if secret and len(secret) >= MIN_SECRET:
         with _lock:
             _remembered.add(secret)
+
+
+def remember_url(url: str | None) -> None:
+    """Scrub from now on the secrets a server URL carries (its password or user, secret query
+    values), wherever they appear alone: a server may echo them without the URL around."""
+    if not url:
+        return
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        found = [parts.username, parts.password]
+    except ValueError:  # a malformed URL is refused elsewhere; nothing to take from it
+        return
+    found += [v for k, v in parse_qsl(parts.query) if _SECRET_QUERY.match(f"?{k}=")]
+    for value in found:
+        remember(value)
 
 
 def secrets() -> tuple[str, ...]:
@@ -62,24 +87,45 @@ def _pattern(values: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(f"{literal}|{_SHAPES}" if literal else _SHAPES)
 
 
+@lru_cache(maxsize=8)
+def _replacer(values: tuple[str, ...]) -> Callable[[str], str]:
+    """The substitution :func:`scrub` makes with the keys ``values``: a URL loses its user
+    information and secret query values, then (in it or elsewhere) keys become ``[redacted]``."""
+    keys = _pattern(values)
+    # a query outside a whole URL too: a server's error echoes the path it was asked for
+    pattern = re.compile(f"{_URL}|(?P<query>{_SECRET_QUERY.pattern})|{keys.pattern}")
+
+    def one(m: re.Match[str]) -> str:
+        query = m.group("query")
+        if query is not None:  # "?name=value": the name stays
+            return query[: query.index("=") + 1] + REDACTED
+        url = m.group("url")
+        if url is None:
+            return REDACTED
+        url = _SECRET_QUERY.sub(rf"\1{REDACTED}", _USERINFO.sub(rf"\1{REDACTED}@", url))
+        return keys.sub(REDACTED, url)
+
+    return lambda text: pattern.sub(one, text)
+
+
 def scrub(text: str) -> str:
     """``text`` with every secret and key-shaped string replaced by ``[redacted]``."""
     values = secrets()
     if not any(h in text for h in _HINTS) and not any(v in text for v in values):
         return text  # the common case: one pass of substring searches, no regex
-    return _pattern(values).sub(REDACTED, text)
+    return _replacer(values)(text)
 
 
 def scrubber() -> Callable[[str], str]:
     """:func:`scrub` with the keys in use looked up once: for a pass over many short texts
     (10,000 journal heads), where looking them up for each would cost more than the rest."""
     values = secrets()
-    pattern = _pattern(values)
+    replace = _replacer(values)
 
     def scrub_now(text: str) -> str:
         if not any(h in text for h in _HINTS) and not any(v in text for v in values):
             return text
-        return pattern.sub(REDACTED, text)
+        return replace(text)
 
     return scrub_now
 

@@ -5,6 +5,13 @@ callable (compiled graphs and network clients do not cross process boundaries), 
 slice of the work items on its own event loop, and streams each finished trajectory back as
 one JSON line; the parent alone writes the journal. A backend's concurrency limit is divided
 among the shards. A shard that dies leaves its unfinished items for the next resume.
+
+Shards end quietly when the parent is gone (a SIGKILL): at the next trajectory they send or
+within half a second, whichever comes first, with nothing printed, since nothing could
+journal their work. Ctrl-C belongs to the parent: the fork server is started with SIGINT
+ignored, which it and every shard it forks inherit (an ignored signal survives ``exec``,
+and Python keeps it ignored), so none of them prints a ``KeyboardInterrupt`` traceback in
+the middle of its imports; the parent stops the shards.
 """
 
 from __future__ import annotations
@@ -13,7 +20,10 @@ import asyncio
 import json
 import math
 import multiprocessing as mp
+import os
+import signal
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +35,14 @@ from .journal import JournalWriter
 def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, config: Any) -> None:
     Runner = config["runner_class"]  # the parent's, so this module never imports the runner
 
+    _exit_when_orphaned()
+
+    def send(t: Any) -> None:
+        try:
+            conn.send_bytes(t.model_dump_json().encode())
+        except OSError:  # the parent is gone: nothing can journal this or the rest
+            os._exit(0)
+
     try:
         per_backend = max(1, math.ceil(config["_concurrency"]))
         strategies, backends, score = setup(per_backend)
@@ -35,7 +53,7 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
 
         async def go() -> None:
             try:
-                await runner.drain(work, lambda t: conn.send_bytes(t.model_dump_json().encode()))
+                await runner.drain(work, send)
             finally:
                 for backend in backends:
                     await backend.aclose()
@@ -45,6 +63,19 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
         pass
     finally:
         conn.close()
+
+
+def _exit_when_orphaned(every_s: float = 0.5) -> None:
+    """End this shard, quietly, once its parent has gone (its parent process changes: the
+    fork server, or the run under spawn, has exited)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 async def _own_shard(runner: Any, items: list, concurrency: int, sink: Callable) -> None:
@@ -83,12 +114,22 @@ PRELOAD = ["unseen.api", "unseen.backends.openai_chat", "openai", "langgraph.gra
 def _context() -> Any:
     """A fork server where the platform has one, else spawn. Plain fork is unsafe with the
     journal's thread and the event loop running; the fork server forks from a clean process
-    that has imported :data:`PRELOAD`, so shards start without importing."""
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
-        return ctx
-    return mp.get_context("spawn")
+    that has imported :data:`PRELOAD`, so shards start without importing. The fork server
+    is started here, SIGINT ignored while it is (see the module)."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    from multiprocessing import forkserver
+
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    main = threading.current_thread() is threading.main_thread()  # signal.signal's rule
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        forkserver.ensure_running()  # spawns it (a few ms): its imports run in it, after
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+    return ctx
 
 
 async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Callable,

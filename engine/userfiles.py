@@ -103,7 +103,8 @@ def first_problem(exc: ValidationError) -> str:
     required`` (the message alone where the whole object is at fault)."""
     first = exc.errors()[0]
     loc = ".".join(str(x) for x in first["loc"])
-    return f"{loc}: {first['msg']}" if loc else first["msg"]
+    msg = first["msg"].removeprefix("Value error, ")  # pydantic's label for a validator's own
+    return f"{loc}: {msg}" if loc else msg
 
 
 def validated(path: Path | str, model: type[M], obj: Any, line: int | None = None) -> M:
@@ -112,3 +113,17 @@ def validated(path: Path | str, model: type[M], obj: Any, line: int | None = Non
         return model.model_validate(obj)
     except ValidationError as exc:
         raise UserFileError(f"{path}:{line or 1}: {first_problem(exc)}") from None
+
+
+def read_json_lines(path: Path | str) -> list[dict[str, Any]]:
+    """A JSON Lines file of objects (blank lines skipped): a line that is not UTF-8, not
+    JSON or not an object is one line naming the file and line."""
+    out = []
+    for n, line in iter_lines(path):
+        if line.strip():
+            obj = parse_json(path, line, n)
+            if not isinstance(obj, dict):
+                raise UserFileError(f"{path}:{n}: a JSON object was expected, not "
+                                    f"{type(obj).__name__}")
+            out.append(obj)
+    return out

@@ -101,12 +101,13 @@ def run_sample(ctx: Ctx, *extra: str, limit: int = 2, backend: str = "sim",
 
 def run_openai(ctx: Ctx, *extra: str, base_url: str | None = None, limit: int = 2,
                out: str | None = None) -> list[str]:
-    """Instances against the fake OpenAI server, the key in the environment."""
+    """Instances against the fake OpenAI server, the key in the environment; ``base_url=""``
+    leaves the server to ``OPENAI_BASE_URL``."""
     ctx.monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    url = [] if base_url == "" else ["--base-url", base_url or ctx.fp.openai_base_url]
     return ["run", "--data", str(ctx.sample), "-s", "direct", "-b",
-            "openai:fake-model,box_format=norm1000", "--base-url",
-            base_url or ctx.fp.openai_base_url, "--limit", str(limit), "--concurrency", "1",
-            "-q", "--out", out or ctx.out, *extra]
+            "openai:fake-model,box_format=norm1000", *url, "--limit", str(limit),
+            "--concurrency", "1", "-q", "--out", out or ctx.out, *extra]
 
 
 # --- the machine's state ----------------------------------------------------------------------
@@ -235,5 +236,57 @@ def both(*setups: Setup) -> Setup:
     def setup(ctx: Ctx) -> None:
         for s in setups:
             s(ctx)
+
+    return setup
+
+
+TINY = ('name = "tiny"\nsamples = 2\nseed = 1\nsize = "512x384"\n[sets.main]\nn = 2\n'
+        '[[batch]]\nname = "b1"\nconditions = ["move"]\n')  # 4 calls (helpers.tiny_design)
+
+
+def a_study(ctx: Ctx) -> None:
+    """The tiny design (``d.toml``) run with the simulator into ``ctx.out``: 4 replies."""
+    from unseen.director import run_study
+    from unseen.evals.director.study import load_design
+
+    (ctx.tmp / "d.toml").write_text(TINY, encoding="utf-8")
+    run_study(load_design(ctx.tmp / "d.toml"), ["sim"], Path(ctx.out), scenes=ctx.scenes,
+              progress=False)
+
+
+def cut_journal(ctx: Ctx) -> None:
+    """The journal of ``ctx.out`` cut inside its last record (a truncated copy)."""
+    path = Path(ctx.out) / "trajectories.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data[: data.rfind(b"\n", 0, len(data) - 1) + 40])
+
+
+def snapshot(ctx: Ctx) -> None:
+    """Each file of ``ctx.out`` and its bytes, kept to compare after the case."""
+    ctx.extra["before"] = {p: p.read_bytes() for p in Path(ctx.out).rglob("*") if p.is_file()}
+
+
+def unchanged(ctx: Ctx, out: str, err: str) -> None:
+    after = {p: p.read_bytes() for p in Path(ctx.out).rglob("*") if p.is_file()}
+    assert after == ctx.extra["before"]
+
+
+def a_coded_study(ctx: Ctx) -> None:
+    """:func:`a_study`, its traces coded by the simulator's coder (``coding/main/``)."""
+    from unseen.director_code import run_coding
+
+    a_study(ctx)
+    run_coding(ctx.out, "sim:default,dir_coder_error=0", batch_size=2, tests=1, repeats=1,
+               cache=False, progress=False)
+
+
+def garble(name: str, line: int = 1) -> Setup:
+    """A byte that is not UTF-8 in line ``line`` of ``ctx.out/name``."""
+
+    def setup(ctx: Ctx) -> None:
+        path = Path(ctx.out) / name
+        lines = path.read_bytes().split(b"\n")
+        lines[line - 1] = lines[line - 1][:5] + b"\xff\xfe" + lines[line - 1][5:]
+        path.write_bytes(b"\n".join(lines))
 
     return setup

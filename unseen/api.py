@@ -322,6 +322,10 @@ async def run_async(
             await _identify(c)
         run_dir = Path(out) if out else settings.new_run_dir(list(strategies), list(backends))
         run = RunDir(run_dir)
+        if (run.journal.is_file() or run.config_file.is_file()) and run.benchmark != bench.name:
+            # before the plan, which may render scenes into the folder: nothing is changed
+            raise RunError(f"{run_dir} holds a {run.benchmark} run, not a {bench.name} one; "
+                           "choose another --out")
         with hold(run_dir, run_label):  # before any file: one process per run directory
             plan = bench.plan(request, specs, clients, run_dir)
             prints = _record_fingerprints(plan)

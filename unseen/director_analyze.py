@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends.prices import price_for
+from .engine.errors import warn
 from .engine.sanitize import shown
 from .evals.director.analyze import Analysis, AnalysisError, analyze_run
 from .evals.director.plots import plot_analysis as plot
@@ -32,6 +33,25 @@ def _coding(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
+def incomplete(run_dir: Path, analysis: Analysis) -> str | None:
+    """What a warning says of a journal that holds fewer replies than the design plans for
+    its models (``Design.calls``) or ends in a torn line (a killed or truncated write); None
+    for a complete one."""
+    from .engine.journal import JOURNAL
+
+    planned = sum(analysis.design.calls(m) for m in analysis.models)
+    path = Path(run_dir) / JOURNAL
+    with open(path, "rb") as fh:
+        fh.seek(-1, 2)
+        torn = fh.read(1) != b"\n"
+    if analysis.n_replies >= planned and not torn:
+        return None
+    tail = " and ends in a torn line" if torn else ""
+    return (f"{path} holds {analysis.n_replies} of the {planned} replies the design plans"
+            f"{tail}: the tables cover those only (rerun director run with this --out to "
+            "finish it)")
+
+
 def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path | None,
                     paper: bool, n_boot: int, seed: int, drop_apparent: bool, console: Any,
                     status: Any) -> None:
@@ -43,6 +63,8 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
                                drop_apparent=drop_apparent, prices=price_for)
         full = (analyze_run(run_dir, design, n_boot=n_boot, seed=seed) if drop_apparent
                 else None)
+    if (gap := incomplete(run_dir, full or analysis)) is not None:
+        warn(gap)
     written: list[Path] = []
     if paper:
         from .evals.director.paper_figures import draw

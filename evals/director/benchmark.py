@@ -28,7 +28,7 @@ from .runner import (
     study_record,
 )
 from .sets import SCENES_FILE
-from .study import Design, load_design
+from .study import MAX_CALLS, Design, load_design
 
 
 class DirectorTask:
@@ -83,6 +83,12 @@ class DirectorTask:
                     f"no batch of design {design.name!r} asks model {name!r} ({b.spec}); the "
                     f"design names {', '.join(asked)}: run it in one's place with "
                     f"--backend NAME={b.spec}")
+        total = sum(design.calls(n) for n in names)
+        if total > MAX_CALLS:  # every call is planned (a list) before the first: refuse first
+            raise StudyError(
+                f"design {design.name!r} plans {total:,} calls ({design.samples:,} samples per "
+                f"scene and condition); one invocation runs at most {MAX_CALLS:,}: ask fewer "
+                "samples or scenes, or split the batches over designs")
         earlier = check_same_design(run_dir, design)
         needed = [s for s in design.sets if any(
             s in batch.sets and any(batch.asks(n) for n in names) for batch in design.batches)]

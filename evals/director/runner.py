@@ -40,13 +40,16 @@ def scene_sets(design: Design, names: Sequence[str], root: Path,
     for name in names:
         folder = root / name
         if not (folder / SCENES_FILE).is_file():
-            w, _, h = design.size.partition("x")
             build_set(name, folder, n=design.set_size(name), seed=design.scene_seed,
-                      size=(int(w), int(h)), progress=progress)
+                      size=design.pixels, progress=progress)
         instances, fingerprint = load_scenes(folder)
         want = design.set_size(name)
         if len(instances) < want:
             raise StudyError(f"{folder} holds {len(instances)} scenes; the design asks {want}")
+        if (got := {(i.width, i.height) for i in instances[:want]}) != {design.pixels}:
+            sizes = ", ".join(f"{w}x{h}" for w, h in sorted(got))
+            raise StudyError(f"{folder} holds scenes of {sizes}; the design asks {design.size} "
+                             "(set size in the design, or render the scenes at its size)")
         out[name] = (instances[:want], fingerprint)
     return out
 

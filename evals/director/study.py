@@ -19,6 +19,10 @@ Written in TOML (see ``designs/paper.toml`` and ``designs/quick.toml``)::
     measure = "hidden"
     family = "s4"          # Benjamini-Hochberg family; omit for margin-only tests
 
+``size`` is the scenes' WIDTHxHEIGHT in pixels, each side :data:`MIN_SIDE` to :data:`MAX_SIDE`
+(a 60000x60000 scene would ask 13 GiB of memory); one invocation plans at most
+:data:`MAX_CALLS` calls (every model's; split a larger study into designs).
+
 A batch's calls run in one seeded random order per model (§3 "Batches"), so the conditions
 compared are sampled together; comparisons only ever set conditions of one batch against
 each other.
@@ -26,12 +30,13 @@ each other.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...engine.errors import UnseenError
 from ...engine.userfiles import first_problem, read_text
@@ -105,6 +110,10 @@ class Comparison(BaseModel):
         return self.label or f"{self.variant} − {self.base}: {self.measure}{where}"
 
 
+MIN_SIDE, MAX_SIDE = 64, 4096  # a scene's width and height in pixels
+MAX_CALLS = 1_000_000  # calls one invocation plans (every call is planned before the first)
+
+
 class Design(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     name: str
@@ -118,6 +127,22 @@ class Design(BaseModel):
     sets: dict[str, SetSpec] = {"main": SetSpec()}
     batches: list[Batch] = Field(alias="batch", min_length=1)
     comparisons: list[Comparison] = Field(default_factory=list, alias="comparison")
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, v: str) -> str:
+        m = re.fullmatch(r"([0-9]{1,6})x([0-9]{1,6})", v)
+        if m is None:
+            raise ValueError(f"must be WIDTHxHEIGHT in pixels (such as 1024x768), got {v!r}")
+        if not all(MIN_SIDE <= int(side) <= MAX_SIDE for side in m.groups()):
+            raise ValueError(f"{v}: each side must be {MIN_SIDE} to {MAX_SIDE} pixels")
+        return v
+
+    @property
+    def pixels(self) -> tuple[int, int]:
+        """``size`` as (width, height)."""
+        w, _, h = self.size.partition("x")
+        return int(w), int(h)
 
     @model_validator(mode="after")
     def _consistent(self) -> Design:

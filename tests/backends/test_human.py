@@ -157,7 +157,8 @@ async def test_the_first_answer_wins_and_bad_answers_are_refused(sample_data, tm
                           ({"box": [9e9, 0, 9e9 + 1, 10]}, "not inside")]:
         r = await tab1.answer(a["id"], body)
         assert r.status_code == 400 and message in r.json()["error"], (body, r.text)
-    r = await tab1.client.post(f"api/answer/{a['id']}", content=b"{not json")
+    r = await tab1.client.post(f"api/answer/{a['id']}", content=b"{not json",
+                               headers={"content-type": "application/json"})
     assert r.status_code == 400
     assert (await tab1.answer(a["id"], {"box": [10, 10, 50, 60]})).status_code == 200
     r = await tab2.answer(b["id"], {"box": [0, 0, 5, 5]})
@@ -452,7 +453,7 @@ def test_any_answer_is_taken_or_refused_with_a_reason(spec, body):
 
 
 def test_box_conventions_follow_the_prompt():
-    from unseen.backends.human import reply_text
+    from unseen.backends.human import AnswerError, reply_text
 
     spec = AnswerSpec(kind="box", width=640, height=480)
     # strategies/prompts/box/pixel.txt: {"box": [x1, y1, x2, y2]} in pixels of the image
@@ -460,5 +461,9 @@ def test_box_conventions_follow_the_prompt():
     # box/norm1000.txt and box/gemini.txt: 0-1000, gemini's y first
     assert reply_text(spec, {"box": [64, 48, 320, 240]}, "norm1000") == '{"box": [100.0, 100.0, 500.0, 500.0]}'
     assert reply_text(spec, {"box": [64, 96, 320, 240]}, "gemini") == '{"box": [200.0, 100.0, 500.0, 500.0]}'
-    # a box dragged past the edge is clipped to the image
-    assert reply_text(spec, {"box": [-5, 10, 700, 20]}, "pixel") == '{"box": [0.0, 10.0, 640.0, 20.0]}'
+    # a box past the edge by up to a pixel (the page's rounding) is clipped to the image;
+    # further out, it was not drawn on the page and is refused
+    assert reply_text(spec, {"box": [-1, 10, 640.9, 20]}, "pixel") == '{"box": [0.0, 10.0, 640.0, 20.0]}'
+    for box in ([-500, -500, 99999, 99999], [-5, 10, 100, 20], [10, 10, 642, 20], [0, 0, 9, 482]):
+        with pytest.raises(AnswerError, match="not inside the 640x480 image"):
+            reply_text(spec, {"box": box}, "pixel")

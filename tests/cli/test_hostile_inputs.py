@@ -16,19 +16,31 @@ from pathlib import Path
 
 import pytest
 from hostile import (
+    SECRET,
+    TINY,
     Ctx,
     Setup,
+    a_coded_study,
+    a_study,
+    both,
     cache_pages,
     changed,
+    cut_journal,
     dataset,
+    design,
+    director,
+    env_file,
     fill,
     free,
     full_after,
+    garble,
     make_readonly,
     run_data,
     run_openai,
     run_sample,
+    snapshot,
     tiny_fs,
+    unchanged,
 )
 
 
@@ -136,6 +148,18 @@ def journaled(n: int, resumed: int | None = None) -> Callable[[Ctx, str, str], N
         assert len(keys) == len(set(keys)) == resumed
 
     return check
+
+
+def with_userinfo(ctx: Ctx, user: str = "user") -> str:
+    return ctx.fp.openai_base_url.replace("://", f"://{user}:{SECRET}@")
+
+
+def expect(text: str, where: str) -> None:
+    assert text in where, where
+
+
+def expect_once(text: str, where: str) -> None:
+    assert where.count(text) == 1, where
 
 
 def no_calls(ctx: Ctx, out: str, err: str) -> None:
@@ -271,6 +295,61 @@ CASES = [
          check=nothing_set_aside),
     Case("--cache-dir fills up (SQLITE_FULL from a page limit)", cache_dir("c", limit=12), 0,
          "database or disk is full", cache_pages, check=journaled(12)),
+    # --- .env (only a provider's lines are read, each alone) ---------------------------------
+    Case(".env: a NUL byte in a key", run_sample, 2, ".env:2: OPENAI_API_KEY: a NUL byte",
+         env_file(b"# keys\nOPENAI_API_KEY=sk-ab\x00cdefghijklmnop\n")),
+    Case(".env: a key's line dotenv cannot parse", run_sample, 2, ".env:1: OPENAI_API_KEY: not NAME=VALUE",
+         env_file(b'OPENAI_API_KEY="sk-abcdefghijklmnop" trailing\n')),
+    Case(".env: an unclosed quote (once swallowed the next key)", run_sample, 2,
+         ".env:1: OPENAI_API_KEY: not NAME=VALUE",
+         env_file(b'OPENAI_API_KEY="sk-abcdefghijklmnop\nGEMINI_API_KEY=AIza' + b"k" * 35 + b"\n")),
+    Case(".env: a key not UTF-8", run_sample, 2, ".env:1: GEMINI_API_KEY: not UTF-8",
+         env_file(b"GEMINI_API_KEY=\xff\xfe\n")),
+    Case(".env: lines not ours that dotenv cannot parse (its warning, twice, once)",
+         run_sample, 0, "", env_file(b"this is no assignment\n\x00\xff\nFOO='open\n"),
+         absent=("could not parse", "dotenv")),
+    Case(".env: 3 MB (read up to 1 MiB, said once)", run_sample, 0, "larger than 1 MiB",
+         env_file(b"VLLM_API_KEY=from-the-file-123\n" + b"# padding padding\n" * 180_000),
+         check=lambda ctx, out, err: expect_once("larger than 1 MiB", err)),
+    # --- Director studies ------------------------------------------------------------------
+    Case("director run into a SceneFunRI run directory", director, 2,
+         "holds a scenefunri run, not a director one",
+         both(a_run_in("", readonly=False), design(TINY), snapshot), check=unchanged),
+    Case("a design of size axb", director, 2, "d.toml: size: must be WIDTHxHEIGHT",
+         design(TINY.replace("512x384", "axb"))),
+    Case("a design of size 0x0", director, 2, "size: 0x0: each side must be 64 to 4096",
+         design(TINY.replace("512x384", "0x0"))),
+    Case("a design of size 60000x60000 (13 GiB)", lambda ctx: director(ctx, scenes=False), 2,
+         "each side must be 64 to 4096", design(TINY.replace("512x384", "60000x60000"))),
+    Case("a design's size the --scenes do not have", director, 2,
+         "holds scenes of 512x384; the design asks 640x480",
+         design(TINY.replace("512x384", "640x480"))),
+    Case("director run --samples 100000000", lambda ctx: director(ctx, "--samples", "100000000"),
+         2, "plans 200,000,000 calls", design(TINY)),
+    Case("a design of samples = 1000000000000",
+         director, 2, "one invocation runs at most 1,000,000",
+         design(TINY.replace("samples = 2", "samples = 1000000000000"))),
+    Case("director codes on a garbled items.jsonl", lambda ctx: ["director", "codes", ctx.out],
+         2, "items.jsonl:2: not UTF-8", both(a_coded_study, garble("coding/main/items.jsonl", 2))),
+    Case("director codes on a coding journal cut into", lambda ctx: ["director", "codes", ctx.out],
+         2, "trajectories.jsonl:1:", both(a_coded_study,
+                                           garble("coding/main/trajectories.jsonl", 1))),
+    Case("director analyze on a truncated journal", lambda ctx: ["director", "analyze", ctx.out],
+         0, "holds 3 of the 4 replies the design plans and ends in a torn line",
+         both(a_study, cut_journal)),
+    # --- secrets in a server's URL ------------------------------------------------------------
+    Case("a password in --base-url", lambda ctx: run_openai(ctx, base_url=with_userinfo(ctx)),
+         0, "", absent=(SECRET,)),
+    Case("a password in two --base-url (the servers' summary)",
+         lambda ctx: [a for a in run_openai(ctx, "--base-url", with_userinfo(ctx, "u2"),
+                                            "--no-cache", base_url=with_userinfo(ctx))
+                      if a != "-q"], 0, "",
+         absent=(SECRET,), check=lambda ctx, out, err: expect("servers of fake-model: http://[redacted]@", out)),
+    Case("an api_key in OPENAI_BASE_URL's query (the server's 404 echoes it)",
+         lambda ctx: run_openai(ctx, base_url="") + ["--no-cache"], 1, "?api_key=[redacted]",
+         lambda ctx: ctx.monkeypatch.setenv(
+             "OPENAI_BASE_URL", f"{ctx.fp.openai_base_url}?api_key={SECRET}"),
+         absent=(SECRET,)),
     Case("--cache-dir on a full file system (tmpfs)", cache_dir("full"), 0, "cannot be",
          tmpfs("full", keep=60_000), check=journaled(2)),
 ]
@@ -290,7 +369,9 @@ def test_hostile(case, tmp_path, sample_data, fp, director_scenes, monkeypatch, 
             assert len(lines) == 1, err
             assert case.fragment in lines[0], (case.fragment, lines[0])
             assert "internal error" not in lines[0]
-        else:
+        elif case.code == 1:  # a run whose calls failed: its error line says why
+            assert case.fragment in err, err
+        elif case.fragment:
             said = [line for line in lines if case.fragment in line]
             assert said and all(line.startswith("warning: ") for line in said), err
         for text in case.absent:

@@ -80,3 +80,32 @@ def test_a_run_with_the_key_from_the_file_stores_it_nowhere(no_keys, fp, sample_
     assert "Incorrect API key provided: [redacted]" in rec["error"]["message"]
     assert key not in out + err
     every_file_lacks(key, run_dir, cache)
+
+
+def test_only_the_first_mib_is_read_and_said_once(no_keys, capsys):
+    """A file past MAX_BYTES: its lines up to the last whole one inside the limit are read,
+    the rest not; the CLI and the backends both load it, the warning comes once."""
+    from unseen.engine.envfile import MAX_BYTES
+
+    pad = b"# " + b"p" * 97 + b"\n"
+    (no_keys / ".env").write_bytes(b"OPENAI_API_KEY=sk-first-" + b"a" * 20 + b"\n"
+                                   + pad * (MAX_BYTES // len(pad))
+                                   + b"GEMINI_API_KEY=AIza" + b"k" * 35 + b"\n")
+    assert load_env_file() == ["OPENAI_API_KEY"]
+    assert load_env_file() == []  # set now; read again from the cache
+    assert capsys.readouterr().err.count("larger than 1 MiB") == 1
+    assert "GEMINI_API_KEY" not in os.environ
+
+
+def test_a_line_is_read_alone_so_an_unclosed_quote_swallows_nothing(no_keys):
+    """python-dotenv over the whole file reads ``A="x`` up to the next quote, dropping the
+    keys between; here each provider line is its own statement (dotenv.parser.parse_stream)."""
+    from unseen.engine.envfile import EnvFileError
+
+    (no_keys / ".env").write_text('NOTES="an open quote\nVLLM_API_KEY=vllm-token-123\n'
+                                  "PLAIN junk\nexport GEMINI_BASE_URL = 'http://h:1/v1'\n")
+    assert sorted(load_env_file()) == ["GEMINI_BASE_URL", "VLLM_API_KEY"]
+    assert os.environ["GEMINI_BASE_URL"] == "http://h:1/v1"
+    (no_keys / ".env").write_text('X=1\nOPENAI_API_KEY="sk-unclosed-0123456789\nY=2\n')
+    with pytest.raises(EnvFileError, match=r"\.env:2: OPENAI_API_KEY: not NAME=VALUE"):
+        load_env_file()

@@ -10,7 +10,7 @@ import pytest
 from fake_providers import Reply, echo_key
 
 from unseen.engine import redact
-from unseen.engine.redact import REDACTED, scrub, scrub_bytes
+from unseen.engine.redact import REDACTED, remember_url, scrub, scrub_bytes, scrubber
 
 OPENAI_KEY = "sk-proj-" + "Zx9Qw" * 10  # the shape of an OpenAI project key
 GOOGLE_KEY = "AIza" + "SyD3x" * 7  # a Google API key: AIza and 35 characters
@@ -96,3 +96,25 @@ def test_a_journal_written_before_the_scrubber_shows_no_key(tmp_path, fp, sample
     code, out, err = run_main(["show", str(run_dir), rec["instance_id"], "--full"])
     assert code == 0, err
     assert "my key is [redacted]" in out and OPENAI_KEY not in out and "AIza" not in out
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("at http://user:PW-1@host:8/v1 now", "at http://[redacted]@host:8/v1 now"),
+    ('{"base_url": "https://TOKEN@h/v1"}', '{"base_url": "https://[redacted]@h/v1"}'),
+    ("https://h/v1?api_key=A&x=1&token=B#f", "https://h/v1?api_key=[redacted]&x=1&token=[redacted]#f"),
+    ("GET /v1?API_KEY=A) failed", "GET /v1?API_KEY=[redacted]) failed"),  # a path echoed alone
+    ("https://s3/o?X-Amz-Signature=abc&keyword=kept", "https://s3/o?X-Amz-Signature=[redacted]&keyword=kept"),
+    ("http://h/v1/chat/completions?stream=true", "http://h/v1/chat/completions?stream=true"),
+    ("a = b, 2 + 2 = 4", "a = b, 2 + 2 = 4"),
+])
+def test_a_url_loses_its_user_information_and_secret_query_values(text, expected):
+    assert scrub(text) == expected
+    assert scrubber()(text) == expected
+
+
+def test_a_server_url_s_secrets_are_scrubbed_alone_too():
+    """A server that echoes the password or key without the URL around it (``remember_url``)."""
+    remember_url("http://me:pass-word-42@h/v1?api_key=query-key-42&model=m")
+    assert scrub("denied: pass-word-42, query-key-42; model=m") == (
+        "denied: [redacted], [redacted]; model=m")
+    remember_url("http://[::1")  # malformed: refused elsewhere, nothing taken here

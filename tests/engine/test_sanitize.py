@@ -18,19 +18,35 @@ from unseen.views.show import show_instance
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4K\x07"  # OSC 52: writes the clipboard
 CLEAR = "\x1b[2J\x1b[H"  # CSI: clears the screen, cursor home
 TITLE = "\x1b]0;pwned\x1b\\"  # OSC terminated by ST
-HOSTILE = f"left{CLIPBOARD}{CLEAR}right\tTAB\nnext line\rover\x08\x00\x9b31m{TITLE}end"
+# a right-to-left override (the file name reads "exe.png-OLTR"), zero-width space, joiner, BOM
+INVISIBLE = "\u202eRTLO-gnp.exe\u202c\u200b\u200d\ufeff"
+HOSTILE = f"left{INVISIBLE}{CLIPBOARD}{CLEAR}right\tTAB\nnext line\rover\x08\x00\x9b31m{TITLE}end"
 
 
 def no_hostile_bytes(text: str) -> None:
     for seq in (CLIPBOARD, CLEAR, TITLE, "\x1b]", "\x1b[2J", "\x07", "\x00", "\x08", "\x9b",
-                "\r"):
+                "\r", "\u202e", "\u202c", "\u200b", "\u200d", "\ufeff"):
         assert seq not in text, repr(seq)
 
 
 def test_for_terminal_keeps_newlines_and_tabs_and_drops_the_rest_whole():
-    assert for_terminal(HOSTILE) == "leftright\tTAB\nnext lineover31mend"
+    assert for_terminal(HOSTILE) == "leftRTLO-gnp.exeright\tTAB\nnext lineover31mend"
     assert for_terminal("plain text\twith a tab\n") == "plain text\twith a tab\n"
     assert for_terminal("é 漢字 🙂") == "é 漢字 🙂"
+
+
+def test_every_unicode_format_character_is_dropped():
+    """The spelled-out class against the running Python's ``unicodedata``: every code point
+    of category Cf (and every control but tab and newline) goes; letters either side stay."""
+    import sys
+    import unicodedata
+
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        if unicodedata.category(ch) == "Cf" or (unicodedata.category(ch) == "Cc"
+                                                 and ch not in "\t\n\x1b"):
+            assert for_terminal(f"a{ch}b") == "ab", hex(cp)
+    assert for_terminal("naïve 👍🏽 ok") == "naïve 👍🏽 ok"
 
 
 def strings(obj) -> list[str]:
@@ -74,7 +90,7 @@ def test_show_passes_no_escape_sequence_piped_or_on_a_terminal(hostile_run, term
     show_instance(console, run_dir, iid, full=True, images=False)
     text = buf.getvalue()
     no_hostile_bytes(text)
-    assert "leftright" in text and "next line" in text and "Turn the valve" in text
+    assert "leftRTLO-gnp.exeright" in text and "next line" in text and "Turn the valve" in text
     if terminal:
         assert "\x1b[" in text  # rich's own colours still reach a terminal
 
@@ -102,6 +118,8 @@ def test_the_html_export_has_no_raw_esc_or_bel(hostile_run, run_main, tmp_path):
     assert code == 0, err
     page = (tmp_path / "h" / "index.html").read_bytes()
     assert b"\x1b" not in page and b"\x07" not in page and b"Turn the valve" in page
+    for ch in "\u202e\u200b\u200d\ufeff":
+        assert ch.encode() not in page
 
 
 def test_the_tui_reads_records_clean(hostile_run):
@@ -112,7 +130,7 @@ def test_the_tui_reads_records_clean(hostile_run):
     (entry,) = index.entries
     rec = index.read(entry)
     step = rec["steps"][0]
-    assert "leftright" in step["reply"]["text"]
+    assert "leftRTLO-gnp.exeright" in step["reply"]["text"]
     no_hostile_bytes("".join(strings(rec)))
     assert "\x1b" not in entry.strategy
     assert "\x1b" not in index.runs[0].instances[entry.instance_id]["instruction"]

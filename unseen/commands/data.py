@@ -30,14 +30,17 @@ def data_sample(
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
 
 
+MAX_SIDE = 4096  # the Director design's limit too (evals/director/study.py)
+
+
 def _size(text: str) -> tuple[int, int]:
     """``WIDTHxHEIGHT`` → (width, height); a user error otherwise."""
     try:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise UserError(f"--size must be WIDTHxHEIGHT, e.g. 640x480, got {text!r}") from None
-    if width < 1 or height < 1:
-        raise UserError(f"--size must be positive, got {text!r}")
+    if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):  # 60000x60000: 13 GiB
+        raise UserError(f"--size: each side must be 1 to {MAX_SIDE} pixels, got {text!r}")
     return width, height
 
 

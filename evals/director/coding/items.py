@@ -26,6 +26,7 @@ from typing import Any
 from ....engine.errors import UnseenError
 from ....engine.journal import JOURNAL, latest
 from ....engine.types import Instance
+from ....engine.userfiles import read_json_lines
 from ..study_run import reply_row, run_model_names
 from ..traces import test_traces
 from .codebook import Coded, Codes
@@ -159,7 +160,11 @@ def retry_rounds(folder: Path) -> list[list[str]]:
     path = folder / RETRIES_FILE
     if not path.is_file():
         return []
-    return [json.loads(line)["items"] for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rounds = [rec.get("items") for rec in read_json_lines(path)]
+    for n, ids in enumerate(rounds, 1):
+        if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+            raise CodingError(f"{path}:{n}: items must be a list of item ids")
+    return rounds
 
 
 def all_batches(folder: Path, items: list[dict[str, Any]], size: int,
@@ -208,7 +213,11 @@ def load_items(folder: Path) -> list[dict[str, Any]]:
     path = folder / ITEMS_FILE
     if not path.is_file():
         raise CodingError(f"{folder} holds no {ITEMS_FILE}: run `unseen director code` first")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    items = read_json_lines(path)
+    for n, it in enumerate(items, 1):
+        if not all(isinstance(it.get(k), str) for k in ("id", "key")):
+            raise CodingError(f"{path}:{n}: an item needs a string id and key")
+    return items
 
 
 def load_codes(folder: Path) -> dict[str, Coded]:

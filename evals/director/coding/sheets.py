@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ....engine.userfiles import read_text
+from ....engine.userfiles import read_json_lines, read_text
 from .agreement import cohen_kappa, kappa_interval
 from .codebook import READINGS, SEES
 from .items import CODING_DIR, CodingError, coded_items, is_real, neutral_id, select, test_items
@@ -81,7 +81,8 @@ _FALSE = {"false", "no", "0", "n"}
 
 def read_sheet(path: Path, ids: set[str]) -> dict[str, dict[str, Any]]:
     """A filled sheet's codes by id; a missing column, an unknown id, a code outside the
-    codebook or an item left blank is an error naming the file and row."""
+    codebook, an item left blank or one coded on two rows with different codes is an error
+    naming the file and row (a row repeated with the same codes counts once)."""
     if not path.is_file():
         raise CodingError(f"no sheet at {path}")
     try:
@@ -89,6 +90,7 @@ def read_sheet(path: Path, ids: set[str]) -> dict[str, dict[str, Any]]:
     except csv.Error as exc:
         raise CodingError(f"{path}: not a readable CSV sheet ({exc})") from None
     out: dict[str, dict[str, Any]] = {}
+    first_row: dict[str, int] = {}
     for n, row in enumerate(rows, 2):
         missing = [c for c in ("id", "reading", "sees", "works_out") if c not in row]
         if missing:
@@ -107,7 +109,12 @@ def read_sheet(path: Path, ids: set[str]) -> dict[str, dict[str, Any]]:
             raise CodingError(f"{path}:{n}: sees {row['sees']!r} is not one of {', '.join(SEES)}")
         if works not in _TRUE | _FALSE:
             raise CodingError(f"{path}:{n}: works_out {row['works_out']!r} is not true or false")
-        out[item] = {"reading": reading, "sees": sees, "works_out": works in _TRUE}
+        codes = {"reading": reading, "sees": sees, "works_out": works in _TRUE}
+        if item in out and out[item] != codes:  # the same codes twice is one coding
+            raise CodingError(f"{path}:{n}: id {item!r} is coded again, otherwise than on row "
+                              f"{first_row[item]}: keep one of the rows")
+        out[item] = codes
+        first_row.setdefault(item, n)
     left = ids - set(out)
     if left:
         raise CodingError(f"{path}: {len(left)} items of the key are not coded (e.g. {sorted(left)[0]})")
@@ -127,7 +134,7 @@ def agreement(run_dir: str | Path, sheets: list[Path], seed: int = 0) -> dict[st
     if not key_path.is_file():
         raise CodingError(f"no sheet key at {key_path}: draw a sheet with `unseen director "
                           "sheet` first (with the same --seed)")
-    key = [json.loads(line) for line in key_path.read_text(encoding="utf-8").splitlines() if line]
+    key = read_json_lines(key_path)
     ids = {it["id"] for it in key}
     coders = {p.stem: read_sheet(p, ids) for p in sheets}
     auto = {it["key"]: it["codes"] for it in coded_items(run_dir, "main") if is_real(it)}

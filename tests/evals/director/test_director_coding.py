@@ -403,3 +403,20 @@ def test_repeats_count_the_same_two_codes_on_hand_made_items():
             item("d2", "own_view", "seen", repeat_of="d", codes=False)]  # left uncoded
     assert _repeats(main) == {"n": 4, "coded_both": 3, "same_two_codes": 1, "reading": 2,
                               "sees": 2, "works_out": 2}
+
+
+def test_a_sheet_coding_one_id_twice(tmp_path):
+    """The same codes on two rows count once; other codes on the second row are one line
+    naming it and the first (no last-row-wins)."""
+    from unseen.evals.director.coding.items import CodingError
+    from unseen.evals.director.coding.sheets import read_sheet
+
+    sheet = tmp_path / "ann.csv"
+    head = "id,reading,sees,works_out\n"
+    sheet.write_text(head + "a,own view,seen,yes\nb,none,unseen,no\na,own_view,seen,true\n")
+    assert read_sheet(sheet, {"a", "b"})["a"] == {"reading": "own_view", "sees": "seen",
+                                                  "works_out": True}
+    sheet.write_text(head + "a,own view,seen,yes\nb,none,unseen,no\na,none,seen,yes\n")
+    with pytest.raises(CodingError, match=r"ann\.csv:4: id 'a' is coded again, otherwise than "
+                                          r"on row 2"):
+        read_sheet(sheet, {"a", "b"})
