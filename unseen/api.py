@@ -35,19 +35,13 @@ from .engine.benchmark import RunRequest, detect
 from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
 from .engine.errors import UnseenError
-from .engine.images import register_overlay_renderer
 from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
 from .engine.types import Trajectory
-from .renderers.overlay import render_overlay  # noqa: E402
 
 if TYPE_CHECKING:
     from .dryrun import DryRunEstimate
-
-# the engine draws a step's overlay through whatever renderer the wiring registers
-register_overlay_renderer(render_overlay)
-
 
 class RunError(UnseenError, ValueError):
     """A run that cannot start (for example a run directory made from other data)."""
