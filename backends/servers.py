@@ -140,11 +140,8 @@ class Spread:
         found: list[tuple[str, dict[str, Any]]] = []
         last: ProviderError | None = None
         for server in self.servers:
-            fn = getattr(server.backend, "identify", None)
-            if fn is None:
-                return {}
             try:
-                found.append((server.url, await fn()))
+                found.append((server.url, await server.backend.identify()))
             except ProviderError as exc:
                 if exc.kind not in DOWN_KINDS:
                     raise

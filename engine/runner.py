@@ -222,7 +222,7 @@ class Runner:
         self.config = config
         self.samples = samples
         self.score = score
-        limits = [getattr(b, "concurrency", 8) for b in backends]
+        limits = [b.concurrency for b in backends]
         self.workers = workers or max(4, 2 * sum(limits))
         self.progress = progress
         self.processes = processes
@@ -345,7 +345,7 @@ class Runner:
         The items of a ``serial`` backend (a person) go to a queue of their own and run one
         after another in their order, so a person answers one item at a time with its steps
         in a row, while the other backends' items run on."""
-        queues = {id(b): asyncio.Queue() for b in self.backends if getattr(b, "serial", False)}
+        queues = {id(b): asyncio.Queue() for b in self.backends if b.serial}
 
         async def worker() -> None:
             for item in items:  # the shared generator hands each item out once
@@ -383,10 +383,8 @@ class Runner:
         result = RunResult(run_dir=self.run_dir, total=total, max_cost=self.max_cost)
         todo = Counter(item.backend.spec for item in self._items(done))
         result.skipped = total - sum(todo.values())
-        for b in self.backends:
-            attach = getattr(b, "attach", None)
-            if attach is not None:  # before the progress bar, which owns the terminal
-                await attach(self.run_dir, todo[b.spec])
+        for b in self.backends:  # before the progress bar, which owns the terminal
+            await b.attach(self.run_dir, todo[b.spec])
         progress, task = self._progress(total, result.skipped)
         t_start = time.perf_counter()
 

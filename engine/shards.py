@@ -97,7 +97,7 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
     its work starts while the others start; raise if a shard could not start or died."""
     k = max(1, min(runner.processes, len(items)))
     ctx = _context()
-    limit = max(getattr(b, "concurrency", 8) for b in runner.backends)
+    limit = max(b.concurrency for b in runner.backends)
     config = {"run_config": runner.config, "_concurrency": limit / k,
               "runner_class": type(runner)}
     procs, threads, failures = [], [], []
