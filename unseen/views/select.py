@@ -147,9 +147,9 @@ def with_step(records: list[dict[str, Any]], step: int, what: str = "steps") -> 
     """The records that have step number ``step``; else a :class:`NoMatch` listing the
     numbers they have (``what`` names them: ``steps, one per turn``)."""
     chosen = [r for r in records
-              if any(step_number(s) == step for s in r.get("steps") or [])]
+              if any(step_number(s) == step for s in r["steps"])]
     if not chosen:
-        have = [step_number(s) for r in records for s in r.get("steps") or []]
+        have = [step_number(s) for r in records for s in r["steps"]]
         which = ("this trajectory" if len(records) == 1
                  else f"the {len(records)} matching trajectories")
         raise NoMatch(f"no step {step} in {which} ({what}: {numbers_text(have)})")

@@ -287,7 +287,7 @@ def _turn_panel(console: Console, s: dict[str, Any], n_turns: int, full: bool) -
         rows.append(("messages", Text(f"{s['messages']} (the dialogue so far, then this prompt)")))
     rows += answer_rows(s, short, width, Text(fields_text(s.get("parsed")), style="bold"))
     timing = f"latency {reply.get('latency_s') or 0:.3f} s"
-    rows.append(("tokens", Text(usage_text(reply) + " · " + timing
+    rows.append(("tokens", Text(usage_text(reply["usage"]) + " · " + timing
                                 + (" · cached" if reply.get("cached") else ""), style="dim")))
     asks = ", ".join(info.get("fields") or [])
     title = f"turn {info.get('turn', s.get('index', 0) + 1)} of {n_turns}" + (
@@ -303,7 +303,7 @@ def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) ->
     status = r.get("status", "?") + (f" ({r['error'].get('kind')})" if r.get("error") else "")
     rows.append(("status", Text(status, style="red" if r.get("error") else "green")))
     if r.get("error"):
-        rows.append(("error", Text(r["error"].get("message", ""), style="red")))
+        rows.append(("error", Text(r["error"]["message"], style="red")))
     key = inst.truth if inst else None
     m = r.get("metrics") or {}
     for f, mkey in (("visible", "accuracy"), ("known", "known"), ("count", "count")):

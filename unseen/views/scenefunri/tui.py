@@ -128,12 +128,12 @@ class SceneFunRITui(StepsTui):
         if inst:
             t.append(f"task {inst['instruction']}\ntruth {box_text(inst['box'])}\n")
         t.append_text(outcome_text(row.outcome))
-        t.append(f"  prediction {box_text(record.get('prediction'))}\n"
-                 f"{metrics_text(record.get('metrics'))}\n")
+        t.append(f"  prediction {box_text(record['prediction'])}\n"
+                 f"{metrics_text(record['metrics'])}\n")
         self._error(t, record)
-        n = len(record.get("steps") or [])
-        t.append(f"{n} step{'s' * (n != 1)} · {record.get('seconds') or 0:.3f} s", style="dim")
-        image = self._result(inst, record.get("prediction"), size) if inst and size else None
+        n = len(record["steps"])
+        t.append(f"{n} step{'s' * (n != 1)} · {record['seconds']:.3f} s", style="dim")
+        image = self._result(inst, record["prediction"], size) if inst and size else None
         return Pane(t, image, self._track(row, record, inst, size))
 
     @staticmethod
@@ -167,7 +167,7 @@ class SceneFunRITui(StepsTui):
                    t: Text) -> None:
         from ...evals.scenefunri.metrics import score
 
-        if not s.get("region"):
+        if not s["region"]:
             return
         t.append(f"region {box_text(s['region'])}\n")
         inst, size = self._truth(row)
@@ -179,7 +179,7 @@ class SceneFunRITui(StepsTui):
         return [{"path": inst["image"]}] if inst else []
 
     def prediction(self, record: dict[str, Any]) -> str:
-        return box_text(record.get("prediction"))
+        return box_text(record["prediction"])
 
     def metrics_line(self, record: dict[str, Any]) -> str:
-        return metrics_text(record.get("metrics"))
+        return metrics_text(record["metrics"])

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...engine.journal import checked
 from ...engine.rundir import RunDir
 from ...engine.sanitize import clean, shown_now
 from ..protocol import TuiRow, TuiRun
@@ -29,7 +28,7 @@ class Index:
         """The full record of ``row`` (one seek, one line), checked in full and made safe to
         show (no control sequence, no secret)."""
         run = self.dirs[row.run]
-        return clean(checked(run.read(row.head), run.journal))
+        return clean(run.record(row.head))
 
 
 def _memo(safe: Callable[[str], str]) -> Callable[[str], str]:
