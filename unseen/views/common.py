@@ -118,6 +118,12 @@ def outcome_text(outcome: str) -> Text:
     return Text(f"{MARK.get(outcome, '?')} {outcome}", style=OUTCOME_STYLE.get(outcome, ""))
 
 
+def error_kind(rec: TrajectoryRecord, missing: str = "?") -> str:
+    """The kind of the record's error (``missing`` for a record without one)."""
+    err = rec["error"]
+    return err["kind"] if err else missing
+
+
 def status_text(rec: TrajectoryRecord) -> str:
     """``answered``, or ``unanswered (parse)``."""
     err = rec["error"]

@@ -111,7 +111,7 @@ class StepsTui:
         return [step_caption(s, params) for s in record["steps"]]
 
     def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
-        s = (record["steps"])[index]
+        s = record["steps"][index]
         reply = s["reply"]
         info = s["info"]
         t = Text()

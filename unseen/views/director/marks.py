@@ -88,11 +88,11 @@ def measures_text(metrics: dict[str, Any] | None) -> Text:
 
 def step_caption(s: dict[str, Any]) -> str:
     """``turn 1 · visible {1, 4}`` (or ``(no answer)``)."""
-    info = s.get("info") or {}
-    head = f"turn {info.get('turn', s.get('index', 0) + 1)}"
-    if s.get("parse_error") or (s.get("reply") or {}).get("error"):
+    info = s["info"]
+    head = f"turn {info.get('turn', s['index'] + 1)}"
+    if s["parse_error"] or s["reply"]["error"]:
         return f"{head} (no answer)"
-    return f"{head} · {fields_text(s.get('parsed'))}"
+    return f"{head} · {fields_text(s['parsed'])}"
 
 
 # --- images --------------------------------------------------------------------------------
@@ -154,5 +154,5 @@ def legend(inst: Instance, chosen: Any) -> Text:
 
 
 def chosen_block(rec: dict[str, Any]) -> Any:
-    pred = rec.get("prediction")
+    pred = rec["prediction"]
     return pred.get("block") if isinstance(pred, dict) else None

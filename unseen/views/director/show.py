@@ -27,7 +27,16 @@ from rich.text import Text
 
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
-from ..common import PROMPT_LINES, REPLY_LINES, Pictures, fold, kv, record_who, usage_text
+from ..common import (
+    PROMPT_LINES,
+    REPLY_LINES,
+    Pictures,
+    error_kind,
+    fold,
+    kv,
+    record_who,
+    usage_text,
+)
 from ..protocol import Filters
 from ..select import step_number, with_step
 from ..steps import answer_rows
@@ -51,8 +60,8 @@ COMPACT: dict[str, Any] = {"box": rich_box.SIMPLE_HEAD, "show_edge": False, "pad
 
 
 def _rate(recs: list[dict[str, Any]], key: str) -> tuple[float, int] | None:
-    vals = [(r.get("metrics") or {})[key] for r in recs
-            if r.get("status") == "answered" and key in (r.get("metrics") or {})]
+    vals = [r["metrics"][key] for r in recs
+            if r["status"] == "answered" and key in r["metrics"]]
     return (100 * sum(vals) / len(vals), len(vals)) if vals else None
 
 
@@ -72,7 +81,7 @@ def summary(run_dir: RunDir, console: Console, filters: Filters) -> None:
                  + (f" · scenes {escape(sets)}" if sets else ""))
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        groups[(run.model(r), run.order(r.get("params") or {}))].append(r)
+        groups[(run.model(r), run.order(r["params"]))].append(r)
     console.print(_rates_table(groups, records, console.width))
     for part in _cost_parts(run, records):
         console.print(part)
@@ -87,8 +96,8 @@ def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[Rendera
     from ...evals.director import costs as cost_rows
 
     rows = cost_rows.model_costs(
-        ({"model": run.model(r), "backend": r.get("backend", ""),
-          "simulated": r.get("simulated"), "served_model": r["model"],
+        ({"model": run.model(r), "backend": r["backend"],
+          "simulated": r["simulated"], "served_model": r["model"],
           "usage": record_usage(r)} for r in records), price_for,
         batched_specs(run.run.config.backends if run.run.config is not None else []))
     if not rows:
@@ -106,10 +115,10 @@ def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[s
     """One row per (model, batch, condition), its columns picked by ``width``: failures by
     reason in a column where it fits, else summed up under the table; then the measures
     beyond the four the paper reports (ldv, count, known), left out and named."""
-    simulated = {r.get("backend") for r in records if r.get("simulated")}
+    simulated = {r["backend"] for r in records if r["simulated"]}
     extra = [k for k in ("ldv", "count", "known")
-             if any(k in (r.get("metrics") or {}) for r in records)]
-    failed = Counter((r.get("error") or {}).get("kind", "?") for r in records
+             if any(k in r["metrics"] for r in records)]
+    failed = Counter(error_kind(r) for r in records
                      if r["status"] != "answered")
 
     def build(per_row: bool, extras: list[str]) -> Table:
@@ -136,10 +145,10 @@ def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[s
             table.add_column("failures", overflow="fold")
         for (name, order), recs in sorted(groups.items()):
             answered = sum(r["status"] == "answered" for r in recs)
-            fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
+            fails = Counter(error_kind(r) for r in recs
                             if r["status"] != "answered")
-            sim = any(r.get("backend") in simulated for r in recs)
-            human = all(r.get("backend", "").startswith("human") for r in recs)
+            sim = any(r["backend"] in simulated for r in recs)
+            human = all(r["backend"].startswith("human") for r in recs)
             row = [Text(name) + (Text("*", style="magenta") if sim else Text(" (human)")
                                  if human else Text()),
                    escape(order[1]), escape(order[3]),
@@ -170,9 +179,9 @@ def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) ->
 
     def counts(recs):
         ans = [r for r in recs if r["status"] == "answered"]
-        blocks = [(r.get("metrics") or {}) for r in ans if "hidden" in (r.get("metrics") or {})]
-        reports = [(r.get("metrics") or {})["accuracy"] for r in ans
-                   if "accuracy" in (r.get("metrics") or {})]
+        blocks = [r["metrics"] for r in ans if "hidden" in r["metrics"]]
+        reports = [r["metrics"]["accuracy"] for r in ans
+                   if "accuracy" in r["metrics"]]
         return (len(ans), sum(m["hidden"] for m in blocks), sum(m["dv"] for m in blocks),
                 len(blocks), sum(reports), len(reports))
 
@@ -210,7 +219,7 @@ def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) ->
             style = ("red" if digit == key.get("hidden_digit") else
                      "green" if digit == key.get("director_view_digit") else "yellow")
             ctext.append(f"{' ' if ctext else ''}{digit}×{k}", style=style)
-        fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
+        fails = Counter(error_kind(r) for r in recs
                         if r["status"] != "answered")
         table.add_row(
             escape(sid), Text(str(key.get("hidden_digit", "?")), style="red"),
@@ -248,7 +257,7 @@ def _scene_panel(console: Console, pictures, r: dict[str, Any], inst: Instance |
     rows.append(("marks", legend(inst, chosen)))
     rows.append(("blocks", Text(f"{digits(inst.truth['digits'])} on the table")))
     rows.append(("image", Text(f"{Path(inst.image).name} · {inst.width}×{inst.height}")))
-    turns = len(r.get("steps") or [])
+    turns = len(r["steps"])
     rows.append(("condition", Text(f"{condition(r)} · {turns} turn{'s' * (turns != 1)} · "
                                    f"batch {batch(r)}")))
     pics: list[RenderableType] = []
@@ -279,33 +288,33 @@ def _turn_panel(console: Console, s: dict[str, Any], n_turns: int, full: bool) -
     width = console.width - 4 - 10
     fold_at = None if full else PROMPT_LINES
     short = None if full else REPLY_LINES
-    reply = s.get("reply") or {}
-    info = s.get("info") or {}
-    rows: list[tuple[str, RenderableType]] = [("prompt", Text(fold_prompt(s.get("prompt", ""),
+    reply = s["reply"]
+    info = s["info"]
+    rows: list[tuple[str, RenderableType]] = [("prompt", Text(fold_prompt(s["prompt"],
                                                                           fold_at, width)))]
-    if s.get("messages", 1) > 1:
+    if s["messages"] > 1:
         rows.append(("messages", Text(f"{s['messages']} (the dialogue so far, then this prompt)")))
-    rows += answer_rows(s, short, width, Text(fields_text(s.get("parsed")), style="bold"))
-    timing = f"latency {reply.get('latency_s') or 0:.3f} s"
+    rows += answer_rows(s, short, width, Text(fields_text(s["parsed"]), style="bold"))
+    timing = f"latency {reply['latency_s']:.3f} s"
     rows.append(("tokens", Text(usage_text(reply["usage"]) + " · " + timing
-                                + (" · cached" if reply.get("cached") else ""), style="dim")))
+                                + (" · cached" if reply["cached"] else ""), style="dim")))
     asks = ", ".join(info.get("fields") or [])
-    title = f"turn {info.get('turn', s.get('index', 0) + 1)} of {n_turns}" + (
+    title = f"turn {info.get('turn', s['index'] + 1)} of {n_turns}" + (
         f" · asks {asks}" if asks else "")
-    bad = bool(s.get("parse_error") or reply.get("error"))
+    bad = bool(s["parse_error"] or reply["error"])
     return Panel(kv(rows), title=escape(title), title_align="left",
                  border_style="red" if bad else "blue")
 
 
 def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) -> Panel:
-    pred = r.get("prediction") if isinstance(r.get("prediction"), dict) else {}
+    pred = r["prediction"] if isinstance(r["prediction"], dict) else {}
     rows: list[tuple[str, RenderableType]] = []
-    status = r.get("status", "?") + (f" ({r['error'].get('kind')})" if r.get("error") else "")
-    rows.append(("status", Text(status, style="red" if r.get("error") else "green")))
-    if r.get("error"):
+    status = r["status"] + (f" ({r['error']['kind']})" if r["error"] else "")
+    rows.append(("status", Text(status, style="red" if r["error"] else "green")))
+    if r["error"]:
         rows.append(("error", Text(r["error"]["message"], style="red")))
     key = inst.truth if inst else None
-    m = r.get("metrics") or {}
+    m = r["metrics"]
     for f, mkey in (("visible", "accuracy"), ("known", "known"), ("count", "count")):
         if f in pred:
             t = Text(f"{f} {digits(pred[f])}")
@@ -343,7 +352,7 @@ def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) ->
         if code.reading_quote:
             t.append(f"\n“{code.reading_quote}”", style="italic")
         rows.append(("trace codes", t))
-    good = r.get("status") == "answered"
+    good = r["status"] == "answered"
     return Panel(kv(rows), title="result · report, choice and the answer key",
                  title_align="left", border_style="green" if good else "red")
 
@@ -369,7 +378,7 @@ def scene_view(run_dir: RunDir, scene: str, console: Console, filters: Filters) 
     for r in records[:MAX_SHOWN]:
         console.rule(escape(_rec_title(run, r)))
         console.print(_scene_panel(console, pictures, r, inst, why))
-        steps = r.get("steps") or []
+        steps = r["steps"]
         if not steps:
             console.print("[yellow]no turns journaled[/]")
         for s in steps:

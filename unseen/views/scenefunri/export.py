@@ -28,7 +28,7 @@ from ...evals.scenefunri.report import (
     run_records,
     summarize,
 )
-from ..common import ExportResult, banner, e, fold_label, slug, strip_figure
+from ..common import ExportResult, banner, e, error_kind, fold_label, slug, strip_figure
 from ..protocol import ExportOptions, ExportPage, Section
 
 CURVE_PLOTS = ("dist", "alive")
@@ -98,10 +98,10 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
 
 
 def _outcome(rec: dict[str, Any]) -> tuple[str, bool]:
-    if rec.get("error") or rec.get("status") != "answered":
-        kind = (rec.get("error") or {}).get("kind", "")
-        return f"{rec.get('status', '?')}" + (f" ({kind})" if kind else ""), False
-    m = rec.get("metrics") or {}
+    if rec["error"] or rec["status"] != "answered":
+        kind = error_kind(rec, "")
+        return f"{rec['status']}" + (f" ({kind})" if kind else ""), False
+    m = rec["metrics"]
     return f"IoU {100 * (m.get('iou') or 0):.1f} · Dist {100 * (m.get('dist') or 0):.1f}", True
 
 
@@ -133,8 +133,8 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
     img = out_dir / "img"
     img.mkdir(parents=True, exist_ok=True)
     result.table_rows, result.trajectories = len(rows), len(recs)
-    sim = sorted({r["model"] for _, r in recs if r.get("simulated")
-                  and not r.get("backend", "").startswith("baseline")})
+    sim = sorted({r["model"] for _, r in recs if r["simulated"]
+                  and not r["backend"].startswith("baseline")})
     sections = [Section("", f"<h1>unseen report</h1><p class=note>runs: "
                             f"{e(', '.join(str(r.path) for r in runs))}</p>" + banner(sim)),
                 Section("Comparison", table_html(rows) + _table_notes(rows), "comparison")]
