@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..engine.backend import Backend, BackendDefaults, ProviderError
 from ..engine.box import Convention
@@ -107,5 +107,5 @@ def stand_in(real: Backend, respondent: str) -> StandIn:
     if isinstance(conv, Convention) and knobs is not None:
         # the simulator writes boxes in the real model's convention, its image settings
         # included (a Qwen2.5-VL resize, a max_side): a box the real run would read
-        delegate.knobs = knobs.model_copy(update={"box_format": conv})
+        cast(Any, delegate).knobs = knobs.model_copy(update={"box_format": conv})
     return StandIn(real, delegate, counts=kind == "model")

@@ -146,20 +146,33 @@ class Backend(Protocol):
     """A model client. ``complete`` returns a Reply or raises ProviderError; the members
     after ``answers`` are optional, their defaults in :class:`BackendDefaults`."""
 
-    spec: str  # the string it was connected from, e.g. "openai:gpt-5-mini"
-    provider: str  # "openai", "gemini", "vllm", "sim", "baseline", ...
-    model: str
-    box_format: Convention | None  # the box convention prompts ask for (None: none known)
-    simulated: bool  # True for sim and baseline respondents: labelled in every output
-    cacheable: bool  # False where caching would be pointless (instant, local rules)
-    capabilities: Capabilities
+    # read-only members (a class attribute, an attribute or a property serves each)
+    @property
+    def spec(self) -> str: ...  # the string it was connected from, e.g. "openai:gpt-5-mini"
+    @property
+    def provider(self) -> str: ...  # "openai", "gemini", "vllm", "sim", "baseline", ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def box_format(self) -> Convention | None: ...  # the convention prompts ask for (None: none known)
+    @property
+    def simulated(self) -> bool: ...  # True for sim and baseline respondents: labelled in every output
+    @property
+    def cacheable(self) -> bool: ...  # False where caching would be pointless (instant, local rules)
+    @property
+    def capabilities(self) -> Capabilities: ...
     # the kinds of truth (``Request.oracle.task``, engine.oracle) a respondent without a model
     # can answer; None for a model, which answers any prompt
-    answers: frozenset[str] | None
-    concurrency: int
-    serial: bool
-    interactive: bool
-    batched: bool
+    @property
+    def answers(self) -> frozenset[str] | None: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def serial(self) -> bool: ...
+    @property
+    def interactive(self) -> bool: ...
+    @property
+    def batched(self) -> bool: ...
 
     async def complete(self, request: Request) -> Reply: ...
 

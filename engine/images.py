@@ -174,7 +174,7 @@ def open_image(path: str | Path, limit: int | None = None):
         try:
             im = Image.open(path)
         except Image.DecompressionBombError:
-            raise ImageError(path, f"an image of more than {2 * Image.MAX_IMAGE_PIXELS:,} "
+            raise ImageError(path, f"an image of more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} "
                              f"pixels, over the limit of {limit:,} ({MAX_PIXELS_ENV} sets "
                              "it)") from None
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:

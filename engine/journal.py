@@ -13,7 +13,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Required
 
@@ -34,6 +34,7 @@ RUN_FILE = "run.json"
 # model gave but that could not be used (``parse``) is a finished answer.
 RESUMABLE_ERRORS = RETRYABLE | {"quota", "client", "config", "internal"}
 
+_orjson_loads: Callable[[str | bytes], Any]
 try:
     from orjson import loads as _orjson_loads
 except ImportError:  # pragma: no cover - orjson comes with langgraph
@@ -232,8 +233,9 @@ def finished_keys(path: Path) -> set[str]:
     """Keys that need no rerun: answered, or unanswered by the model's own fault."""
     done: set[str] = set()
     for rec in iter_records(path):
-        err = rec.get("error") or {}
-        if rec.get("status") == "unanswered" and err.get("kind") in RESUMABLE_ERRORS:
+        err = rec["error"]
+        if rec["status"] == "unanswered" and err is not None and \
+                err["kind"] in RESUMABLE_ERRORS:
             done.discard(rec["key"])
         else:
             done.add(rec["key"])

@@ -225,21 +225,21 @@ class RunDir:
                 size = len(line)
                 if not line.endswith(b"\n"):
                     break  # a torn last line
-                rec = _head(line)
-                if rec is None:
+                raw = _head(line)
+                if raw is None:
                     raise _damaged(journal, n, line)
-                rec = check_head(journal, n, rec)
-                err = rec.get("error") or {}
-                message = err.get("message") or ""
+                rec = check_head(journal, n, raw)
+                err = rec["error"]
+                message = err["message"] if err else ""
                 last[rec["key"]] = Head(
                     key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
                     strategy=rec["strategy"], backend=rec["backend"],
-                    sample=int(rec.get("sample", 0)), status=rec["status"],
-                    simulated=bool(rec.get("simulated", False)),
-                    params=rec.get("params") or {}, metrics=rec.get("metrics") or {},
-                    prediction=rec.get("prediction"), error_kind=err.get("kind"),
+                    sample=int(rec["sample"]), status=rec["status"],
+                    simulated=bool(rec["simulated"]),
+                    params=rec["params"] or {}, metrics=rec["metrics"] or {},
+                    prediction=rec["prediction"], error_kind=err["kind"] if err else None,
                     error_message=clean(message) if message else "", offset=offset, length=size,
-                    notes=rec.get("notes") or {})
+                    notes=rec["notes"] or {})
                 offset += size
         return list(last.values())
 

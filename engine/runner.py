@@ -345,7 +345,8 @@ class Runner:
         The items of a ``serial`` backend (a person) go to a queue of their own and run one
         after another in their order, so a person answers one item at a time with its steps
         in a row, while the other backends' items run on."""
-        queues = {id(b): asyncio.Queue() for b in self.backends if b.serial}
+        queues: dict[int, asyncio.Queue[WorkItem | None]] = {
+            id(b): asyncio.Queue() for b in self.backends if b.serial}
 
         async def worker() -> None:
             for item in items:  # the shared generator hands each item out once
