@@ -106,7 +106,7 @@ def short_id(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def usage_text(u: Mapping[str, int]) -> str:
+def usage_text(u: Mapping[str, Any]) -> str:
     """A reply's token counts (``UsageRecord``, or their sums over the steps)."""
     cached = f" ({u['cached_input_tokens']} cached)" if u["cached_input_tokens"] else ""
     return (f"in {u['input_tokens']}{cached} · out {u['output_tokens']} · "
@@ -206,7 +206,7 @@ class Pictures:
         except OSError as exc:
             return Text(f"(image unreadable: {exc})", style="red")
 
-    def step(self, part: dict[str, Any]) -> RenderableType:
+    def step(self, part: ImageRecord) -> RenderableType:
         return self.draw(lambda: model_view(part), lambda cols: small_view(part, cols))
 
     def layout(self, images: list[RenderableType], text: RenderableType,

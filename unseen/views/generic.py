@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
+from ..engine.records import TrajectoryRecord
 from ..engine.rundir import Head, RunDir, RunDirError
 from .common import (
     ExportResult,
@@ -45,10 +45,10 @@ from .protocol import (
     Filters,
 )
 from .select import NoMatch, find_instance, narrow, step_number, with_step
-from .steps import cost_rows, metrics_text, step_panel, strip_tiles
+from .steps import Rows, cost_rows, metrics_text, step_panel, strip_tiles
 
 
-def select(run: RunDir, instance: str, filters: Filters) -> list[dict[str, Any]]:
+def select(run: RunDir, instance: str, filters: Filters) -> list[TrajectoryRecord]:
     """The matching trajectories of one instance, read and checked in full."""
     heads = run.heads()
     iid = find_instance([h.instance_id for h in heads], instance, str(run.path))
@@ -103,7 +103,7 @@ class GenericViews:
             for s in steps:
                 console.print(step_panel(console, pictures, r, s, filters.full))
             if filters.step is None:
-                rows = [("status", Text(status_text(r),
+                rows: Rows = [("status", Text(status_text(r),
                                         style="red" if r["error"] else "green"))]
                 if r["error"]:
                     rows.append(("error", Text(r["error"]["message"], style="red")))

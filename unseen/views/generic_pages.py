@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from ..engine.records import ImageRecord, StepRecord, TrajectoryRecord
 from ..engine.rundir import Head, RunDir
 from ..renderers.terminal import HalfBlockImage
 from .common import (
@@ -88,7 +89,7 @@ class StepsTui:
         t.append(f"{row.instance_id} · {who(row.model, row.head.kind)} · {row.strategy} · "
                  f"sample {row.sample}\n", style="bold")
 
-    def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
+    def detail(self, row: TuiRow, record: TrajectoryRecord) -> Pane:
         t = Text()
         self.title(row, t)
         t.append_text(outcome_text(row.outcome))
@@ -101,16 +102,16 @@ class StepsTui:
         return Pane(t, self.pictures(parts[-1:]) if parts else None)
 
     @staticmethod
-    def _error(t: Text, record: dict[str, Any]) -> None:
+    def _error(t: Text, record: TrajectoryRecord) -> None:
         if record["error"]:
             t.append(f"{record['error'].get('kind')}: {record['error'].get('message', '')}\n",
                      style="red")
 
-    def step_labels(self, row: TuiRow, record: dict[str, Any]) -> list[str]:
+    def step_labels(self, row: TuiRow, record: TrajectoryRecord) -> list[str]:
         params = record["params"]
         return [step_caption(s, params) for s in record["steps"]]
 
-    def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
+    def step(self, row: TuiRow, record: TrajectoryRecord, index: int) -> Pane:
         s = record["steps"][index]
         reply = s["reply"]
         info = s["info"]
@@ -127,16 +128,16 @@ class StepsTui:
         usage_line(t, reply)
         return Pane(t, self.pictures(s["images"] or self.default_images(row)))
 
-    def step_extra(self, row: TuiRow, record: dict[str, Any], s: dict[str, Any],
+    def step_extra(self, row: TuiRow, record: TrajectoryRecord, s: StepRecord,
                    t: Text) -> None:
         if s["region"]:
             t.append(f"region {value_text(s['region'])}\n")
 
-    def default_images(self, row: TuiRow) -> list[dict[str, Any]]:
+    def default_images(self, row: TuiRow) -> list[ImageRecord]:
         return []
 
     @staticmethod
-    def pictures(parts: list[dict[str, Any]]) -> Any:
+    def pictures(parts: list[ImageRecord]) -> Any:
         """The images of ``parts`` as half-blocks, overlays redrawn."""
         if not parts:
             return None
@@ -146,13 +147,13 @@ class StepsTui:
         except OSError as exc:
             return Text(f"(image unreadable: {exc})")
 
-    def prediction(self, record: dict[str, Any]) -> str:
+    def prediction(self, record: TrajectoryRecord) -> str:
         return value_text(record["prediction"])
 
-    def metrics_line(self, record: dict[str, Any]) -> str:
+    def metrics_line(self, record: TrajectoryRecord) -> str:
         return metrics_text(record["metrics"])
 
-    def column(self, row: TuiRow, record: dict[str, Any]) -> Text:
+    def column(self, row: TuiRow, record: TrajectoryRecord) -> Text:
         t = Text()
         t.append(f"{fold_label(row.strategy, 12)}\n", style="bold")
         t.append_text(outcome_text(row.outcome))

@@ -154,7 +154,7 @@ def cost_rows(rec: TrajectoryRecord) -> Rows:
     for s in steps:
         for k, v in s["reply"]["usage"].items():
             if isinstance(v, int | float):
-                tot[k] += v
+                tot[k] += int(v)  # token counts
     calls = sum(1 for s in steps if not s["reply"]["cached"])
     return [("tokens", Text(usage_text(tot))),
             ("cost", Text(f"{calls} call{'s' * (calls != 1)} ({len(steps) - calls} cached) · "

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir, RunDirError
 from ...evals.director.analyze import (
     MARGIN_GROUP,
@@ -301,7 +302,8 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
         cells = [f"<td class=l>{_model_html(c.model, simulated, label)}</td>", f"<td>{diff}</td>",
                  f"<td>{e(v['interval'])}</td>"]
         if margin:
-            vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "")
+            vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "") \
+                if c.equivalent is not None else ""
             cells.append(f"<td><span class={vcls}>{e(v['verdict'])}</span></td>" if vcls
                          else "<td></td>")
         else:
@@ -316,7 +318,7 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
 # --- example scenes ----------------------------------------------------------------------------
 
 
-def _caption(rec: dict[str, Any], inst: Any) -> list[str]:
+def _caption(rec: TrajectoryRecord, inst: Any) -> list[str]:
     """Caption lines: condition, report, choice, key."""
     p = rec["params"]
     lines = [f"condition {p.get('condition', '?')} · batch {p.get('batch', '')} · "
@@ -398,7 +400,7 @@ def _examples(run: DirectorRun, img: Path, analysis: Analysis, n_scenes: int,
         result.notes += notes
         out.insert(1, "".join(f"<p class='note bad'>{e(n)}</p>" for n in notes))
     if capped:
-        note = f"scene pictures for the first {cap} of {cap + capped} (--max-strips)"
+        note = f"scene pictures for the first {cap} of {(cap or 0) + capped} (--max-strips)"
         result.notes.append(note)
         out.insert(1, f"<p class=note>{e(note)}</p>")
     return out

@@ -11,6 +11,7 @@ from PIL import Image
 from rich.text import Text
 
 from ...engine.images import load_image
+from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.types import Instance
 from ...renderers.strips import Mark, draw_marks
 from ...renderers.terminal import cell_size
@@ -86,7 +87,7 @@ def measures_text(metrics: dict[str, Any] | None) -> Text:
     return t if t else Text("— (unanswered: no measure)", style="dim")
 
 
-def step_caption(s: dict[str, Any]) -> str:
+def step_caption(s: StepRecord) -> str:
     """``turn 1 · visible {1, 4}`` (or ``(no answer)``)."""
     info = s["info"]
     head = f"turn {info.get('turn', s['index'] + 1)}"
@@ -153,6 +154,6 @@ def legend(inst: Instance, chosen: Any) -> Text:
     return t
 
 
-def chosen_block(rec: dict[str, Any]) -> Any:
+def chosen_block(rec: TrajectoryRecord) -> Any:
     pred = rec["prediction"]
     return pred.get("block") if isinstance(pred, dict) else None

@@ -5,10 +5,10 @@ measures)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PIL import Image, ImageDraw
 
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
 from ...renderers.strips import StripLayout, _wrap
@@ -35,7 +35,7 @@ def _question_lines(prompt: str) -> list[str]:
     return [line for p in paras for line in p.splitlines()]
 
 
-def png_text(run: DirectorRun, r: dict[str, Any], inst: Instance) -> list[tuple[str, tuple]]:
+def png_text(run: DirectorRun, r: TrajectoryRecord, inst: Instance) -> list[tuple[str, tuple]]:
     """The PNG's text panel: (line, colour) pairs."""
     dark, dim, red, green = (20, 20, 20), (110, 110, 110), HIDDEN_RGB, DV_RGB
     key = inst.truth

@@ -25,6 +25,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
 from ..common import (
@@ -59,7 +60,7 @@ COMPACT: dict[str, Any] = {"box": rich_box.SIMPLE_HEAD, "show_edge": False, "pad
                             "collapse_padding": True}
 
 
-def _rate(recs: list[dict[str, Any]], key: str) -> tuple[float, int] | None:
+def _rate(recs: list[TrajectoryRecord], key: str) -> tuple[float, int] | None:
     vals = [r["metrics"][key] for r in recs
             if r["status"] == "answered" and key in r["metrics"]]
     return (100 * sum(vals) / len(vals), len(vals)) if vals else None
@@ -79,7 +80,7 @@ def summary(run_dir: RunDir, console: Console, filters: Filters) -> None:
     console.rule(f"Director study {escape(str(design.get('name', '?')))} · run "
                  f"{escape(_name(run))} · {len(records)} replies"
                  + (f" · scenes {escape(sets)}" if sets else ""))
-    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple, list[TrajectoryRecord]] = defaultdict(list)
     for r in records:
         groups[(run.model(r), run.order(r["params"]))].append(r)
     console.print(_rates_table(groups, records, console.width))
@@ -88,7 +89,7 @@ def summary(run_dir: RunDir, console: Console, filters: Filters) -> None:
     console.print(_scene_table(run, records, worst))
 
 
-def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[RenderableType]:
+def _cost_parts(run: DirectorRun, records: list[TrajectoryRecord]) -> list[RenderableType]:
     """What each real model's replies cost, in US dollars (none for simulated, rule and
     human replies; ``no price`` for a model without one)."""
     from ...backends.prices import price_for
@@ -110,7 +111,7 @@ def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[Rendera
     return [table, Text(cost_rows.note(rows), style="dim")]
 
 
-def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[str, Any]],
+def _rates_table(groups: dict[tuple, list[TrajectoryRecord]], records: list[TrajectoryRecord],
                  width: int | None) -> Table:
     """One row per (model, batch, condition), its columns picked by ``width``: failures by
     reason in a column where it fits, else summed up under the table; then the measures
@@ -149,7 +150,7 @@ def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[s
                             if r["status"] != "answered")
             sim = any(r["backend"] in simulated for r in recs)
             human = all(r["backend"].startswith("human") for r in recs)
-            row = [Text(name) + (Text("*", style="magenta") if sim else Text(" (human)")
+            row: list[RenderableType] = [Text(name) + (Text("*", style="magenta") if sim else Text(" (human)")
                                  if human else Text()),
                    escape(order[1]), escape(order[3]),
                    Text(f"{answered}/{len(recs)}", style="" if answered == len(recs)
@@ -171,9 +172,9 @@ def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[s
     return table
 
 
-def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) -> Table:
+def _scene_table(run: DirectorRun, records: list[TrajectoryRecord], worst: int) -> Table:
     scenes, note = run.scenes()
-    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by: dict[str, list[TrajectoryRecord]] = defaultdict(list)
     for r in records:
         by[r["instance_id"]].append(r)
 
@@ -237,7 +238,7 @@ def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) ->
 # --- one scene, turn by turn -------------------------------------------------------------------
 
 
-def _rec_title(run: DirectorRun, r: dict[str, Any]) -> str:
+def _rec_title(run: DirectorRun, r: TrajectoryRecord) -> str:
     named = record_who({**r, "model": run.model(r)})  # the study's name, marked as `who` marks
     return (f"{r['instance_id']} · {named} · {condition(r)} · batch {batch(r)} · "
             f"sample {r['sample']}")
@@ -247,7 +248,7 @@ def _name(run: DirectorRun) -> str:
     return run.run.config.run if run.run.config is not None else run.path.name
 
 
-def _scene_panel(console: Console, pictures, r: dict[str, Any], inst: Instance | None,
+def _scene_panel(console: Console, pictures, r: TrajectoryRecord, inst: Instance | None,
                  note: str) -> Panel:
     chosen = chosen_block(r)
     rows: list[tuple[str, RenderableType]] = []
@@ -284,7 +285,7 @@ def fold_prompt(prompt: str, lines: int | None, width: int) -> str:
     return head + "\n\n" + fold(rest, lines + 6, width)
 
 
-def _turn_panel(console: Console, s: dict[str, Any], n_turns: int, full: bool) -> Panel:
+def _turn_panel(console: Console, s: StepRecord, n_turns: int, full: bool) -> Panel:
     width = console.width - 4 - 10
     fold_at = None if full else PROMPT_LINES
     short = None if full else REPLY_LINES
@@ -306,7 +307,7 @@ def _turn_panel(console: Console, s: dict[str, Any], n_turns: int, full: bool) -
                  border_style="red" if bad else "blue")
 
 
-def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) -> Panel:
+def _result_panel(r: TrajectoryRecord, inst: Instance | None, code: Any = None) -> Panel:
     pred = r["prediction"] if isinstance(r["prediction"], dict) else {}
     rows: list[tuple[str, RenderableType]] = []
     status = r["status"] + (f" ({r['error']['kind']})" if r["error"] else "")

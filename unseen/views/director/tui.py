@@ -12,6 +12,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import Head, RunDir
 from ...renderers.terminal import HalfBlockImage
 from ..common import OUTCOMES, outcome_text, shown_now
@@ -98,7 +99,7 @@ class DirectorTui:
             return Text(f"(image unreadable: {exc})")
         return Group(legend(inst, chosen), HalfBlockImage(small, IMAGE_COLS))
 
-    def _head(self, row: TuiRow, rec: dict[str, Any], t: Text) -> None:
+    def _head(self, row: TuiRow, rec: TrajectoryRecord, t: Text) -> None:
         parts = label_parts(row.strategy)
         t.append(f"{row.instance_id} · {row.model} · {parts.get('condition', row.strategy)} · "
                  f"batch {parts.get('batch', '?')} · sample {row.sample}\n", style="bold")
@@ -117,7 +118,7 @@ class DirectorTui:
             t.append(f"{rec['error'].get('kind')}: {rec['error'].get('message', '')}\n",
                      style="red")
 
-    def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
+    def detail(self, row: TuiRow, record: TrajectoryRecord) -> Pane:
         t = Text()
         self._head(row, record, t)
         n = len(record["steps"])
@@ -125,10 +126,10 @@ class DirectorTui:
         pred = record["prediction"]
         return Pane(t, self._image(row, pred.get("block") if isinstance(pred, dict) else None))
 
-    def step_labels(self, row: TuiRow, record: dict[str, Any]) -> list[str]:
+    def step_labels(self, row: TuiRow, record: TrajectoryRecord) -> list[str]:
         return [turn_caption(s) for s in record["steps"]]
 
-    def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
+    def step(self, row: TuiRow, record: TrajectoryRecord, index: int) -> Pane:
         s = record["steps"][index]
         reply = s["reply"]
         info = s["info"]
@@ -150,7 +151,7 @@ class DirectorTui:
         return Pane(t, self._image(row, parsed.get("block") if isinstance(parsed, dict)
                                    else None))
 
-    def column(self, row: TuiRow, record: dict[str, Any]) -> Text:
+    def column(self, row: TuiRow, record: TrajectoryRecord) -> Text:
         t = Text()
         self._head(row, record, t)
         column_steps(t, record, turn_caption)

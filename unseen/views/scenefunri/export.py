@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.journal import checked
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...evals.scenefunri.cells import _costed, _usd, cost_note
 from ...evals.scenefunri.report import (
@@ -97,7 +98,7 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
     return f'<p class=note>{e(" ".join(notes))}</p>'
 
 
-def _outcome(rec: dict[str, Any]) -> tuple[str, bool]:
+def _outcome(rec: TrajectoryRecord) -> tuple[str, bool]:
     if rec["error"] or rec["status"] != "answered":
         kind = error_kind(rec, "")
         return f"{rec['status']}" + (f" ({kind})" if kind else ""), False
@@ -140,7 +141,7 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
                 Section("Comparison", table_html(rows) + _table_notes(rows), "comparison")]
     sections += _curves(runs, img, result)
 
-    by_inst: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    by_inst: dict[tuple[int, str], list[TrajectoryRecord]] = defaultdict(list)
     for k, r in recs:
         by_inst[(k, r["instance_id"])].append(r)
     for group in by_inst.values():

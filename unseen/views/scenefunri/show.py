@@ -27,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.images import load_image
+from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.rundir import Head, RunDir, who
 from ...engine.types import Instance
 from ...evals.scenefunri.metrics import score
@@ -70,7 +71,7 @@ def metrics_text(m: dict[str, float] | None) -> str:
 # --- selecting --------------------------------------------------------------------------------
 
 
-def select(run: RunDir, instance: str | None, filters: Filters) -> list[dict[str, Any]]:
+def select(run: RunDir, instance: str | None, filters: Filters) -> list[TrajectoryRecord]:
     """The current records of ``instance`` (all when None) that pass the filters, in a stable
     order (model, strategy, sample), checked in full; a one-line error when none does."""
     heads = chosen_heads(run, instance, filters)
@@ -151,11 +152,11 @@ def _cell(heads: list[Head]) -> RenderableType:
         return Text("—", style="dim")
     failed = [h for h in heads if h.status != "answered"]
     dists = [h.metrics.get("dist") for h in heads if h.status == "answered"]
-    dists = [d for d in dists if d is not None]
+    found = [d for d in dists if d is not None]
     if len(failed) == len(heads):
         kinds = sorted({h.error_kind or "?" for h in failed})
         return Text("✗ " + ",".join(kinds), style="red")
-    text = Text(f"{100 * sum(dists) / len(dists):.1f}" if dists else "?")
+    text = Text(f"{100 * sum(found) / len(found):.1f}" if found else "?")
     if failed:
         text.append(f" ({len(failed)}✗)", style="red")
     return text
@@ -174,8 +175,7 @@ def instance_table(heads: list[Head], order: list[tuple[str, str]], worst: int,
 
     def badness(inst: str) -> tuple:
         hs = [h for g in cells[inst].values() for h in g]
-        dists = [h.metrics.get("dist") for h in hs]
-        dists = [d for d in dists if d is not None]
+        dists = [d for h in hs if (d := h.metrics.get("dist")) is not None]
         unanswered = sum(h.status != "answered" for h in hs)
         return (-unanswered / len(hs), -(sum(dists) / len(dists) if dists else float("inf")),
                 inst)
@@ -264,7 +264,7 @@ def result_view(inst: Instance, prediction: Any, cols: int | None) -> Image.Imag
 
 
 def _region_rows(inst: Instance | None):
-    def rows(s: dict[str, Any]) -> list[tuple[str, RenderableType]]:
+    def rows(s: StepRecord) -> list[tuple[str, RenderableType]]:
         region = s["region"]
         if not region or inst is None or not inst.truth.get("box"):
             return [("metrics", Text("—"))] if region else []
@@ -273,7 +273,7 @@ def _region_rows(inst: Instance | None):
     return rows
 
 
-def _result_panel(console: Console, pictures: Pictures, r: dict[str, Any],
+def _result_panel(console: Console, pictures: Pictures, r: TrajectoryRecord,
                   inst: Instance | None, note: str) -> Panel:
     m = r["metrics"]
     rows: list[tuple[str, RenderableType]] = [
@@ -349,7 +349,7 @@ def strip_png(run: RunDir, instance_id: str, out: Path, filters: Filters, height
     return strip_record(r, inst, out, step=filters.step, height=height)
 
 
-def strip_record(r: dict[str, Any], inst: Instance, out: Path, *, step: int | None = None,
+def strip_record(r: TrajectoryRecord, inst: Instance, out: Path, *, step: int | None = None,
                  height: int = 240):
     """Draw one journal record as a strip: a tile per step (or only ``step``), then the
     result tile with the prediction red and the truth green. Returns the ``StripLayout``."""
