@@ -22,7 +22,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -56,7 +56,8 @@ class PoolError(RunDirError):
 def open_runs(run_dirs: Iterable[str | Path | RunDir]) -> list[RunDir]:
     """The run directories as SceneFunRI runs (a run of another benchmark: one line)."""
     return [d if isinstance(d, RunDir) and d.benchmark == "scenefunri"
-            else RunDir.open(getattr(d, "path", d), benchmark="scenefunri") for d in run_dirs]
+            else RunDir.open(cast("str | Path", getattr(d, "path", d)), benchmark="scenefunri")
+            for d in run_dirs]
 
 
 def _is_box(v: Any) -> bool:
@@ -261,7 +262,7 @@ def figure_cells(
     from .dataset import DatasetError, load_dataset
 
     found: dict[str, Any] = {}
-    records: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    records: dict[tuple[str, str], dict[str, TrajectoryRecord]] = defaultdict(dict)
     kinds: dict[tuple[str, str], dict[str, Any]] = {}
     wanted = set(instance_ids)
     for run in open_runs(run_dirs):
