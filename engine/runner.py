@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from .backend import Backend
 from .benchmark import Plan, WorkItem
@@ -229,7 +229,7 @@ class Runner:
         self.setup = setup
 
     @classmethod
-    def from_plan(cls, plan: Plan, backends: list[Backend], run_dir: Path, **kwargs: Any) -> Runner:
+    def from_plan(cls, plan: Plan, backends: list[Backend], run_dir: Path, **kwargs: Any) -> Self:
         """The runner of a benchmark's plan."""
         return cls(plan.instances, plan.strategies, backends, run_dir, plan.config,
                    samples=plan.samples, score=plan.score, setup=plan.setup, order=plan.order,

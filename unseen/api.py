@@ -286,7 +286,7 @@ async def run_async(
                          options={**options, "concurrency": concurrency, "cache": cache,
                                   "package_version": settings.package_version()})
     specs = bench.strategies(request)  # a bad strategy: refused before anything connects
-    connect_options = {"timeout_s": timeout_s, "max_attempts": max_attempts,
+    connect_options: dict[str, Any] = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
                        "base_url": base_url, "max_image_side": max_image_side,
                        "profiles": profiles, "cache_tag": cache_tag, "adaptive": adaptive,

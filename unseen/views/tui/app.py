@@ -15,6 +15,7 @@ follows the new selection.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -383,5 +384,5 @@ class TuiApp(App):
             self._show(data)
 
 
-def run_tui(run_dirs: list[str | Path]) -> None:
-    TuiApp(run_dirs).run()
+def run_tui(run_dirs: Sequence[str | Path]) -> None:
+    TuiApp(list(run_dirs)).run()
