@@ -34,14 +34,9 @@ READERS = ("engine/journal.py", "engine/rundir.py", "engine/redact.py")
 
 
 def make_runs(root: Path, n: int) -> tuple[Path, Path]:
-    import unseen
-    from unseen.evals.scenefunri.sample import write_test_set
+    from tui_open import small_run  # the same small run, repeated here as samples
 
-    small = root / "small"
-    if not (small / "trajectories.jsonl").is_file():
-        data = write_test_set(root / "data")
-        unseen.run(data, ["direct", "spoe:T=3"], ["sim", "sim:noisy,unparseable=0.5"],
-                   out=small, cache=False, progress=False, limit=6)
+    small = small_run(root)
     recs = [json.loads(x) for x in (small / "trajectories.jsonl").read_text().splitlines()]
     big = root / f"scenefunri{n}"
     big.mkdir(exist_ok=True)

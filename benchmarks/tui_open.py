@@ -33,15 +33,21 @@ import time
 from pathlib import Path
 
 
-def make_run(root: Path, n: int) -> Path:
+def small_run(root: Path, data: str = "d") -> Path:
+    """``root/small``: direct and spoe:T=3 over six test-set instances, two simulators."""
     import unseen
     from unseen.evals.scenefunri.sample import write_test_set
 
     small = root / "small"
     if not (small / "trajectories.jsonl").is_file():
-        data = write_test_set(root / "d")
-        unseen.run(data, ["direct", "spoe:T=3"], ["sim", "sim:noisy,unparseable=0.5"],
-                   out=small, cache=False, progress=False, limit=6)
+        unseen.run(write_test_set(root / data), ["direct", "spoe:T=3"],
+                   ["sim", "sim:noisy,unparseable=0.5"], out=small, cache=False,
+                   progress=False, limit=6)
+    return small
+
+
+def make_run(root: Path, n: int) -> Path:
+    small = small_run(root)
     recs = [json.loads(x) for x in (small / "trajectories.jsonl").read_text().splitlines()]
     big = root / f"big{n}"
     big.mkdir(exist_ok=True)
