@@ -21,7 +21,6 @@ import builtins
 import contextlib
 import cProfile
 import io
-import json
 import os
 import pstats
 import resource
@@ -34,18 +33,9 @@ READERS = ("engine/journal.py", "engine/rundir.py", "engine/redact.py")
 
 
 def make_runs(root: Path, n: int) -> tuple[Path, Path]:
-    from tui_open import small_run  # the same small run, repeated here as samples
+    from tui_open import make_run  # the same small run, repeated here as samples
 
-    small = small_run(root)
-    recs = [json.loads(x) for x in (small / "trajectories.jsonl").read_text().splitlines()]
-    big = root / f"scenefunri{n}"
-    big.mkdir(exist_ok=True)
-    (big / "run.json").write_text((small / "run.json").read_text())
-    with open(big / "trajectories.jsonl", "w", encoding="utf-8") as fh:
-        for i in range(n):
-            rec = dict(recs[i % len(recs)])
-            rec["key"], rec["sample"] = f"k{i:07d}", i // len(recs)
-            fh.write(json.dumps(rec) + "\n")
+    big = make_run(root, n, as_samples=True)
     study = root / "director"
     if not (study / "trajectories.jsonl").is_file():
         from importlib import resources

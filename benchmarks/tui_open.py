@@ -46,17 +46,23 @@ def small_run(root: Path, data: str = "d") -> Path:
     return small
 
 
-def make_run(root: Path, n: int) -> Path:
+def make_run(root: Path, n: int, as_samples: bool = False) -> Path:
+    """``n`` trajectories: the small run's records repeated under new keys, each round under
+    new instance ids (or, ``as_samples``, as further samples of the same instances, so that
+    every id stays in the data set)."""
     small = small_run(root)
     recs = [json.loads(x) for x in (small / "trajectories.jsonl").read_text().splitlines()]
-    big = root / f"big{n}"
+    big = root / (f"samples{n}" if as_samples else f"big{n}")
     big.mkdir(exist_ok=True)
     (big / "run.json").write_text((small / "run.json").read_text())
     with open(big / "trajectories.jsonl", "w", encoding="utf-8") as fh:
         for i in range(n):
             rec = dict(recs[i % len(recs)])
             rec["key"] = f"k{i:07d}"
-            rec["instance_id"] = f"{rec['instance_id']}-{i // len(recs)}"
+            if as_samples:
+                rec["sample"] = i // len(recs)
+            else:
+                rec["instance_id"] = f"{rec['instance_id']}-{i // len(recs)}"
             fh.write(json.dumps(rec) + "\n")
     return big
 
