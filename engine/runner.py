@@ -64,15 +64,15 @@ def check_pairing(strategies: list[StrategySpec], backends: list[Backend], bench
                                f"is on {benchmark} data")
     boxes = [s for s in strategies if "box" in s.asks]
     for b in backends:
-        if boxes and getattr(b, "box_format", "") is None:  # conventions are never guessed
+        if boxes and b.box_format is None:  # conventions are never guessed
             raise PairingError(no_convention(b.model))
         for s in strategies:
-            missing = sorted(getattr(s, "needs", frozenset()) - capabilities(b))
+            missing = sorted(s.needs - capabilities(b))
             if missing:
                 raise PairingError(
                     f"strategy {s.label!r} needs {', '.join(missing)}, which backend "
                     f"{b.spec!r} does not return; {NEEDS_HINT.get(missing[0], '')}".rstrip("; "))
-        can = getattr(b, "answers", None)
+        can = b.answers
         if can is None:
             continue
         for s in strategies:
@@ -91,8 +91,8 @@ NEEDS_HINT = {"logprobs": "use votes=N (the vote share is the confidence) or a b
 
 def capabilities(backend: Backend) -> frozenset[str]:
     """The names of what a backend returns natively (``Capabilities``' true fields)."""
-    caps = getattr(backend, "capabilities", None)
-    if caps is None:
+    caps = backend.capabilities
+    if caps is None:  # a stand-in without any (tests)
         return frozenset()
     return frozenset(k for k, v in caps.model_dump().items() if v is True)
 
