@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.backend import Backend, Capabilities
+from ..engine.backend import OPTIONAL_MEMBERS, Backend, BackendDefaults, Capabilities
 from ..engine.box import BoxError, Convention
 from ..engine.errors import UnseenError
 from ..engine.plugins import Registry
@@ -23,8 +23,9 @@ class BackendConfigError(UnseenError, ValueError):
     """A backend that cannot be built: unknown provider, missing key, bad spec."""
 
 
-class BaseBackend:
-    """Defaults for the Backend protocol; subclasses implement ``complete``."""
+class BaseBackend(BackendDefaults):
+    """Defaults for the Backend protocol (the optional members: ``BackendDefaults``);
+    subclasses implement ``complete``."""
 
     provider = "base"
     simulated = False
@@ -79,10 +80,6 @@ class BaseBackend:
     def prepare(self, instances: list[Instance]) -> None:
         """Called once with the run's instances (baselines use it; most ignore it)."""
 
-    async def ready(self) -> None:
-        """Awaited before each call, outside its timeout: a backend that loads a model (vLLM
-        in this process) does it here; raises ProviderError if it cannot."""
-
     async def aclose(self) -> None:
         """Release connections."""
 
@@ -123,4 +120,10 @@ def make_backend(spec: str, **options: Any) -> Backend:
         known = ", ".join(sorted(PROVIDERS))
         raise BackendConfigError(f"unknown backend {name!r} in {spec!r}; known: {known}")
     factory, _usage = PROVIDERS[name]
-    return factory(target, spec=spec, **options)
+    backend = factory(target, spec=spec, **options)
+    missing = [m for m in OPTIONAL_MEMBERS if not hasattr(backend, m)]
+    if missing:  # the runner reads these directly: say so here, not mid-run
+        raise BackendConfigError(
+            f"backend {name!r} ({type(backend).__name__}) lacks {', '.join(missing)}: "
+            "subclass unseen.backends.base.BaseBackend (docs/writing-a-backend.md)")
+    return backend

@@ -160,7 +160,7 @@ def reply_text(spec: AnswerSpec, body: Any, box_format: str) -> str:
         given = body.get("fields")
         if not isinstance(given, dict):
             raise AnswerError("fill in the fields")
-        out: dict[str, Any] = {}
+        fields: dict[str, Any] = {}
         for name, kind in spec.fields.items():
             value = given.get(name)
             if kind == "int":
@@ -168,10 +168,10 @@ def reply_text(spec: AnswerSpec, body: Any, box_format: str) -> str:
                     value = str(value)
                 if not (isinstance(value, str) and _INT.fullmatch(value.strip())):
                     raise AnswerError(f"{name}: one whole number")
-                out[name] = int(value.strip())
+                fields[name] = int(value.strip())
             else:
-                out[name] = _ints(value if value is not None else "", name)
-        return json.dumps(out)
+                fields[name] = _ints(value if value is not None else "", name)
+        return json.dumps(fields)
     text = body.get("text")
     if not isinstance(text, str) or not text.strip():
         raise AnswerError("write an answer")
@@ -333,7 +333,7 @@ class Human(BaseBackend):
                 kind="skipped", message=f"{self.model} could not tell"))
         else:
             try:
-                text = reply_text(p.spec, body, self.box_format)
+                text = reply_text(p.spec, body, self.box_format or "pixel")
             except AnswerError as exc:
                 return 400, {"error": str(exc)}
             reply = Reply(text=text, latency_s=seconds, finish_reason="person")

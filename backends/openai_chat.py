@@ -322,7 +322,8 @@ def api_key_for(opts: dict[str, Any], default_env: str, given: str | None, spec:
 
 def endpoints(target: Target, base_url: str | list[str] | None, env: str) -> list[str | None]:
     """The spec's own servers, else ``--base-url``, else ``$env``, else the SDK's own."""
-    return list(target.urls) or url_list(base_url) or [os.environ.get(env)]
+    urls: list[str | None] = [*target.urls] or [*url_list(base_url)] or [os.environ.get(env)]
+    return urls
 
 
 @provider("openai", "openai:MODEL[@URL[,URL...]][,key_env=VAR,detail=low|high|auto|original,"

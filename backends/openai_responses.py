@@ -84,11 +84,11 @@ def read_response(resp: Any) -> tuple[str, str | None, Usage, str | None]:
         raise ProviderError("malformed", "the reply is not a response object with an output list")
     status = resp.get("status")
     if status == "failed":
-        err = resp.get("error") if isinstance(resp.get("error"), dict) else {}
+        err = e if isinstance(e := resp.get("error"), dict) else {}
         code = str(err.get("code") or "")
-        kind = _FAILED.get(code, "client")
+        failed = _FAILED.get(code, "client")
         detail = ": ".join(str(x) for x in (code, err.get("message")) if x)
-        raise ProviderError(kind, f"the response failed: {detail or 'no error given'}")
+        raise ProviderError(failed, f"the response failed: {detail or 'no error given'}")
     if status in ("in_progress", "queued", "cancelled"):
         raise ProviderError("malformed", f"the response is {status}, not finished")
     texts: list[str] = []

@@ -24,10 +24,9 @@ import random
 import time
 from typing import Any
 
-from ..engine.backend import RATE_HINTS, Backend, ProviderError
+from ..engine.backend import RATE_HINTS, Backend, ProviderError, is_default
 from ..engine.cache import ReplyCache, request_key
 from ..engine.types import RETRYABLE, ErrorInfo, Reply, Request
-from .base import BaseBackend
 from .limiter import AdaptiveLimit
 
 
@@ -48,9 +47,9 @@ class Reliable:
         cache_tag: str | None = None,
         adaptive: bool = True,
     ):
-        if getattr(inner, "interactive", False):
+        if inner.interactive:
             concurrency, timeout_s, max_attempts = inner.concurrency, None, 1
-        if getattr(inner, "batched", False):  # a batch takes up to its 24 h window
+        if inner.batched:  # a batch takes up to its 24 h window
             timeout_s = None
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -67,15 +66,15 @@ class Reliable:
         self._identify_lock = asyncio.Lock()
         # a person, and a backend that limits each of its servers itself (``Spread``), run
         # at a fixed limit here
-        fixed = getattr(inner, "interactive", False) or getattr(inner, "adapts_itself", False)
+        fixed = inner.interactive or getattr(inner, "adapts_itself", False)
         self.limiter = AdaptiveLimit(concurrency, adaptive=adaptive and not fixed)
         if adaptive and (per_server := getattr(inner, "set_concurrency", None)) is not None:
             per_server(concurrency)
         self._rng = random.Random(seed)
         self.sleep = asyncio.sleep  # the wait between attempts (a test puts a fake clock here)
         self.stats = {"calls": 0, "retries": 0, "errors": 0, "cache_hits": 0}
-        ready = getattr(inner, "ready", None)  # skipped when it is the base class's no-op
-        self._ready = None if getattr(ready, "__func__", None) is BaseBackend.ready else ready
+        # the default no-op is skipped
+        self._ready = None if is_default(inner.ready, "ready") else inner.ready
 
     # the Backend protocol, delegated
     def __getattr__(self, name: str) -> Any:
@@ -97,8 +96,7 @@ class Reliable:
             async with self._identify_lock:
                 if self._identity is None:
                     ident: dict[str, Any] = {}
-                    if (fn := getattr(self.inner, "identify", None)) is not None:
-                        ident = dict(await fn() or {})
+                    ident = dict(await self.inner.identify() or {})
                     if self.cache_tag:
                         ident["tag"] = self.cache_tag
                     self._identity = ident

@@ -140,11 +140,8 @@ class Spread:
         found: list[tuple[str, dict[str, Any]]] = []
         last: ProviderError | None = None
         for server in self.servers:
-            fn = getattr(server.backend, "identify", None)
-            if fn is None:
-                return {}
             try:
-                found.append((server.url, await fn()))
+                found.append((server.url, await server.backend.identify()))
             except ProviderError as exc:
                 if exc.kind not in DOWN_KINDS:
                     raise
@@ -204,7 +201,7 @@ class Spread:
         while (i := self._pick(tried)) is not None:
             tried.add(i)
             server = self.servers[i]
-            epoch = await server.limit.acquire() if server.limit is not None else 0
+            epoch: Any = await server.limit.acquire() if server.limit is not None else 0
             server.outstanding += 1
             server.calls += 1
             limited, pause, hints = False, None, None
@@ -239,14 +236,16 @@ class Spread:
             await s.backend.aclose()
 
 
-def spread(make: Callable[[str], Backend], urls: Sequence[str], spec: str) -> Backend:
+def spread(make: Callable[[str | None], Backend], urls: Sequence[str | None],
+           spec: str) -> Backend:
     """One backend per URL, spread when there are several."""
     for url in urls:
         if url is not None:  # None: the SDK's own endpoint
             check_url(url, spec)
     if len(urls) == 1:
         return make(urls[0])
-    return Spread([make(u) for u in urls], urls, spec=spec)
+    # several: each a URL (None, the SDK's own endpoint, stands alone)
+    return Spread([make(u) for u in urls], [str(u) for u in urls], spec=spec)
 
 
 def server_summary(desc: dict[str, Any]) -> str | None:

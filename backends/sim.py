@@ -86,8 +86,8 @@ class Sim(BaseBackend):
         model = f"sim-{profile_name}" + (f",{overrides}" if overrides else "")
         super().__init__(model, box_format=knobs.box_format, spec=spec)
 
-    @property
-    def answers(self) -> frozenset[str]:
+    @property  # in place of BaseBackend's attribute: the tasks registered so far
+    def answers(self) -> frozenset[str]:  # type: ignore[override]
         """The tasks it answers: the ``unseen.sim_tasks`` group's and any registered since."""
         return frozenset(TASKS)
 
@@ -163,9 +163,10 @@ def parse_sim_spec(target: str) -> tuple[str, SimKnobs, dict[str, BaseModel]]:
                 continue
         if prefix is not None:
             grouped[prefix][k.removeprefix(prefix)] = values.pop(k)
-    extras = {}
-    for prefix, model, given in [("", SimKnobs, values),
-                                 *((p, EXTRA_KNOBS[p], v) for p, v in grouped.items() if v)]:
+    extras: dict[str, BaseModel] = {}
+    specs: list[tuple[str, type[BaseModel], dict[str, Any]]] = [
+        ("", SimKnobs, values), *((p, EXTRA_KNOBS[p], v) for p, v in grouped.items() if v)]
+    for prefix, model, given in specs:
         try:
             extras[prefix] = model(**given)
         except ValidationError as exc:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from ..engine.backend import Backend, ProviderError
+from ..engine.backend import Backend, BackendDefaults, ProviderError
 from ..engine.box import Convention
 from ..engine.rundir import kind_of
 from ..engine.types import ErrorInfo, Instance, Reply, Request, Usage
@@ -39,7 +39,7 @@ class Tally:
     kinds: Counter = field(default_factory=Counter)
 
 
-class StandIn:
+class StandIn(BackendDefaults):
     """A backend in a dry run (see the module docstring)."""
 
     cacheable = False
@@ -55,7 +55,7 @@ class StandIn:
         self.answers = real.answers
         self.profile = getattr(real, "profile", None)
         self.image = getattr(real, "image", None)
-        self.concurrency = getattr(real, "concurrency", 8)
+        self.concurrency = real.concurrency
         self.simulated = True  # the progress line says it: the simulator answers
         self.rules: TokenRules | None = rules_for(real) if counts else None
         self.tally = Tally()
@@ -107,5 +107,5 @@ def stand_in(real: Backend, respondent: str) -> StandIn:
     if isinstance(conv, Convention) and knobs is not None:
         # the simulator writes boxes in the real model's convention, its image settings
         # included (a Qwen2.5-VL resize, a max_side): a box the real run would read
-        delegate.knobs = knobs.model_copy(update={"box_format": conv})
+        cast(Any, delegate).knobs = knobs.model_copy(update={"box_format": conv})
     return StandIn(real, delegate, counts=kind == "model")

@@ -276,7 +276,7 @@ def rules_for(backend: Any) -> TokenRules:
     provider, model = str(backend.provider), str(backend.model)
     image = getattr(backend, "image", None)
     profile = getattr(backend, "profile", None)
-    common = {"provider": provider, "model": model,
+    common: dict[str, Any] = {"provider": provider, "model": model,
               "max_side": getattr(image, "max_side", None),
               "thinking": bool(profile is not None and profile.thinking)}
     if provider.startswith("openai"):
@@ -338,7 +338,7 @@ def request_kind(request: Request) -> str:
     """The kind of answer a request asks (a key of :data:`OUTPUT_ASSUMPTIONS`)."""
     kind = request.answer.kind if request.answer is not None else "text"
     if kind == "box":
-        cues = getattr(request.oracle, "cues", frozenset())
+        cues: frozenset = getattr(request.oracle, "cues", frozenset())
         if Cue.REFLECTION in cues:
             return "reflect"
         if Cue.REASONING in cues:

@@ -33,24 +33,36 @@ import time
 from pathlib import Path
 
 
-def make_run(root: Path, n: int) -> Path:
+def small_run(root: Path, data: str = "d") -> Path:
+    """``root/small``: direct and spoe:T=3 over six test-set instances, two simulators."""
     import unseen
     from unseen.evals.scenefunri.sample import write_test_set
 
     small = root / "small"
     if not (small / "trajectories.jsonl").is_file():
-        data = write_test_set(root / "d")
-        unseen.run(data, ["direct", "spoe:T=3"], ["sim", "sim:noisy,unparseable=0.5"],
-                   out=small, cache=False, progress=False, limit=6)
+        unseen.run(write_test_set(root / data), ["direct", "spoe:T=3"],
+                   ["sim", "sim:noisy,unparseable=0.5"], out=small, cache=False,
+                   progress=False, limit=6)
+    return small
+
+
+def make_run(root: Path, n: int, as_samples: bool = False) -> Path:
+    """``n`` trajectories: the small run's records repeated under new keys, each round under
+    new instance ids (or, ``as_samples``, as further samples of the same instances, so that
+    every id stays in the data set)."""
+    small = small_run(root)
     recs = [json.loads(x) for x in (small / "trajectories.jsonl").read_text().splitlines()]
-    big = root / f"big{n}"
+    big = root / (f"samples{n}" if as_samples else f"big{n}")
     big.mkdir(exist_ok=True)
     (big / "run.json").write_text((small / "run.json").read_text())
     with open(big / "trajectories.jsonl", "w", encoding="utf-8") as fh:
         for i in range(n):
             rec = dict(recs[i % len(recs)])
             rec["key"] = f"k{i:07d}"
-            rec["instance_id"] = f"{rec['instance_id']}-{i // len(recs)}"
+            if as_samples:
+                rec["sample"] = i // len(recs)
+            else:
+                rec["instance_id"] = f"{rec['instance_id']}-{i // len(recs)}"
             fh.write(json.dumps(rec) + "\n")
     return big
 

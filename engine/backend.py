@@ -6,10 +6,12 @@ import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from .box import Convention
 from .types import Instance, Reply, Request
 
 
@@ -96,20 +98,81 @@ class ProviderError(Exception):
         self.hints = hints
 
 
+class BackendDefaults:
+    """The optional members of :class:`Backend`, with their defaults: a backend that
+    inherits this (``backends.base.BaseBackend`` does) declares only what it changes. The
+    runner and the run pipeline read these members directly, never through ``getattr``."""
+
+    #: calls in flight at once (``Reliable`` sets the run's ``--concurrency``); a person: 1
+    concurrency: int = 8
+    #: its trajectories run one at a time, each one's steps in a row (a person's page)
+    serial: bool = False
+    #: a person: never timed out or retried, at its own ``concurrency``; one process only
+    interactive: bool = False
+    #: calls go through a provider's batch API: no per-call timeout, priced at its discount
+    batched: bool = False
+
+    async def ready(self) -> None:
+        """Awaited before each call, outside its timeout (load a model here); raises
+        ProviderError if it cannot. The default does nothing and is skipped."""
+
+    async def attach(self, run_dir: Path, todo: int) -> None:
+        """Once before the first call, with the run directory and the number of
+        trajectories this backend is to answer (a person's page, a batch ledger)."""
+
+    async def identify(self) -> dict[str, Any]:
+        """What shapes its replies beyond the request (a server's served weights): part of
+        every reply-cache key and of run.json; the default says nothing."""
+        return {}
+
+    def server_counts(self) -> list[dict[str, Any]] | None:
+        """Per-server call counts, for a backend spread over several servers (run.json)."""
+        return None
+
+
+#: the optional members, by name (what a backend that inherits no defaults must define)
+OPTIONAL_MEMBERS = ("concurrency", "serial", "interactive", "batched", "ready", "attach",
+                    "identify", "server_counts")
+
+
+def is_default(method: Any, name: str) -> bool:
+    """Whether the bound ``method`` is :class:`BackendDefaults`' own ``name`` (a no-op that a
+    caller may skip)."""
+    return getattr(method, "__func__", None) is getattr(BackendDefaults, name)
+
+
 @runtime_checkable
 class Backend(Protocol):
-    """A model client. ``complete`` returns a Reply or raises ProviderError."""
+    """A model client. ``complete`` returns a Reply or raises ProviderError; the members
+    after ``answers`` are optional, their defaults in :class:`BackendDefaults`."""
 
-    spec: str  # the string it was connected from, e.g. "openai:gpt-5-mini"
-    provider: str  # "openai", "gemini", "vllm", "sim", "baseline", ...
-    model: str
-    box_format: str  # the box convention prompts ask this model for
-    simulated: bool  # True for sim and baseline respondents: labelled in every output
-    cacheable: bool  # False where caching would be pointless (instant, local rules)
-    capabilities: Capabilities
+    # read-only members (a class attribute, an attribute or a property serves each)
+    @property
+    def spec(self) -> str: ...  # the string it was connected from, e.g. "openai:gpt-5-mini"
+    @property
+    def provider(self) -> str: ...  # "openai", "gemini", "vllm", "sim", "baseline", ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def box_format(self) -> Convention | None: ...  # the convention prompts ask for (None: none known)
+    @property
+    def simulated(self) -> bool: ...  # True for sim and baseline respondents: labelled in every output
+    @property
+    def cacheable(self) -> bool: ...  # False where caching would be pointless (instant, local rules)
+    @property
+    def capabilities(self) -> Capabilities: ...
     # the kinds of truth (``Request.oracle.task``, engine.oracle) a respondent without a model
     # can answer; None for a model, which answers any prompt
-    answers: frozenset[str] | None
+    @property
+    def answers(self) -> frozenset[str] | None: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def serial(self) -> bool: ...
+    @property
+    def interactive(self) -> bool: ...
+    @property
+    def batched(self) -> bool: ...
 
     async def complete(self, request: Request) -> Reply: ...
 
@@ -118,3 +181,11 @@ class Backend(Protocol):
     def prepare(self, instances: list[Instance]) -> None: ...
 
     async def aclose(self) -> None: ...
+
+    async def ready(self) -> None: ...
+
+    async def attach(self, run_dir: Path, todo: int) -> None: ...
+
+    async def identify(self) -> dict[str, Any]: ...
+
+    def server_counts(self) -> list[dict[str, Any]] | None: ...

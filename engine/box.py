@@ -111,8 +111,11 @@ class Convention(str):
         return obj
 
     @classmethod
-    def of(cls, value: str | Convention) -> Convention:
-        """``value`` as a Convention (a plain name gets the default settings)."""
+    def of(cls, value: str | Convention | None) -> Convention:
+        """``value`` as a Convention (a plain name gets the default settings); None (a
+        backend whose convention no profile knows, refused before a run) is a BoxError."""
+        if value is None:
+            raise BoxError("no box convention is known for this backend (give --box-format)")
         return value if isinstance(value, Convention) else cls(value)
 
     @property

@@ -91,14 +91,14 @@ def _from_value(v: Any, keys: tuple[str, ...]) -> Found | None:
             if k in v and (box := _four(v[k])) is not None:
                 return Found(box, k)
         for inner in v.values():  # e.g. {"answer": {"box": [...]}}
-            if isinstance(inner, dict | list) and (box := _from_value(inner, keys)):
-                return box
+            if isinstance(inner, dict | list) and (found := _from_value(inner, keys)):
+                return found
         return None
     if isinstance(v, list):
         if (box := _four(v)) is not None:
             return Found(box, "list")
-        found = [b for item in v if isinstance(item, dict) and (b := _from_value(item, keys))]
-        return found[-1] if found else None
+        boxes = [b for item in v if isinstance(item, dict) and (b := _from_value(item, keys))]
+        return boxes[-1] if boxes else None
     return None
 
 

@@ -126,7 +126,7 @@ class ReplyCache:
             self._cannot(exc)
             return None
 
-    def _cannot(self, exc: Exception, writes: bool = False) -> None:
+    def _cannot(self, exc: Exception | str, writes: bool = False) -> None:
         """Go on without the cache (``writes``: without writing to it), said once."""
         self.writable = False
         if not writes:

@@ -11,7 +11,7 @@ import operator
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict, cast
 
 from pydantic import BaseModel
 
@@ -138,9 +138,14 @@ def request_images(request: Request) -> list[ImagePart]:
     return [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
 
 
-def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) -> Callable[
-    [StrategyState, RunnableConfig], Awaitable[dict[str, Any]]
-]:
+class Node(Protocol):
+    """A graph node as LangGraph calls it: the state and the run's config."""
+
+    def __call__(self, state: StrategyState, config: RunnableConfig) -> Awaitable[dict[str, Any]]:
+        ...
+
+
+def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) -> Node:
     """A node that asks once: build the request, call, parse, and record one Step.
 
     A failed call ends the trajectory as unanswered with the backend's typed error; a reply
@@ -150,7 +155,8 @@ def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) 
 
     # `state` is deliberately not annotated with StrategyState: LangGraph takes a node's
     # first-parameter annotation as its input schema and would hide the keys a strategy adds
-    async def node(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    async def node(raw: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        state = cast(StrategyState, raw)
         backend = backend_of(config)
         t0 = time.perf_counter()
         request = build(state, backend)
@@ -178,7 +184,7 @@ def ask_node(name: str, build: BuildRequest, parse: ParseReply, update: Update) 
         return {"steps": [step], **update(state, step, parsed)}
 
     node.__name__ = name
-    return node
+    return cast(Node, node)
 
 
 def user_message(text: str, *images: ImagePart) -> list:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UnseenError
+from .plugins import Registry
 from .types import ImagePart
 
 MAX_PIXELS_ENV = "UNSEEN_MAX_IMAGE_PIXELS"
@@ -31,17 +32,33 @@ class ImageError(UnseenError, OSError, ValueError):
         super().__init__(f"{path}: {reason}")
         self.path, self.reason = str(path), reason
 
-# An overlay renderer turns (path, spec) into PNG bytes; renderers/ registers one so that the
-# engine never imports it by name.
+# An overlay renderer turns (path, spec) into PNG or JPEG bytes. The engine finds its own: one
+# injected with ``use_overlay_renderer`` wins; otherwise the object the entry-point group
+# ``unseen.overlays`` names under ``default`` (the built-in one, renderers.overlay), loaded on
+# the first overlay, so nothing depends on which module happened to be imported first.
 OverlayRenderer = Callable[[str, dict[str, Any]], bytes]
+OVERLAY_GROUP = "unseen.overlays"
 _overlay_renderer: OverlayRenderer | None = None
+_OVERLAYS: Registry[OverlayRenderer] = Registry(OVERLAY_GROUP, "overlay renderer")
 
 _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 
 
-def register_overlay_renderer(fn: OverlayRenderer) -> None:
+def use_overlay_renderer(fn: OverlayRenderer | None) -> None:
+    """Draw overlays with ``fn`` in this process (None: the entry point's default again)."""
     global _overlay_renderer
     _overlay_renderer = fn
+
+
+def overlay_renderer() -> OverlayRenderer:
+    """The renderer overlays are drawn with: the injected one, else the ``default`` entry of
+    :data:`OVERLAY_GROUP`; an :class:`UnseenError` where neither exists (a broken install)."""
+    if _overlay_renderer is not None:
+        return _overlay_renderer
+    if "default" not in _OVERLAYS:
+        raise UnseenError(f"no overlay renderer: the entry-point group {OVERLAY_GROUP} names "
+                          "no 'default' (reinstall the package: pip install -e .)")
+    return _OVERLAYS["default"]
 
 
 def mime_type(path: str) -> str:
@@ -76,10 +93,8 @@ def part_bytes(part: ImagePart, max_side: int | None = None) -> tuple[bytes, str
     if part.overlay is None:
         data, mime = _read(part.path, *_stat(part.path)), mime_type(part.path)
     else:
-        if _overlay_renderer is None:
-            raise RuntimeError("an overlay was requested but no overlay renderer is registered")
         mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
-        data = _overlay_renderer(part.path, part.overlay)
+        data = overlay_renderer()(part.path, part.overlay)
     if max_side is None:
         return data, mime
     return _fitted(max_side, mime, data)
@@ -159,7 +174,7 @@ def open_image(path: str | Path, limit: int | None = None):
         try:
             im = Image.open(path)
         except Image.DecompressionBombError:
-            raise ImageError(path, f"an image of more than {2 * Image.MAX_IMAGE_PIXELS:,} "
+            raise ImageError(path, f"an image of more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} "
                              f"pixels, over the limit of {limit:,} ({MAX_PIXELS_ENV} sets "
                              "it)") from None
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:

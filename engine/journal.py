@@ -13,7 +13,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Required
 
@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 
 from .errors import UnseenError, UserFileError
 from .paths import MACHINE
+from .records import TrajectoryRecord, fill_top
 from .redact import scrub, scrub_bytes, scrubber
 from .types import RETRYABLE, RunConfig, Trajectory
 from .userfiles import first_problem, read_json_object, validated
@@ -33,6 +34,7 @@ RUN_FILE = "run.json"
 # model gave but that could not be used (``parse``) is a finished answer.
 RESUMABLE_ERRORS = RETRYABLE | {"quota", "client", "config", "internal"}
 
+_orjson_loads: Callable[[str | bytes], Any]
 try:
     from orjson import loads as _orjson_loads
 except ImportError:  # pragma: no cover - orjson comes with langgraph
@@ -151,7 +153,7 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def _record(path: Path, n: int, raw: bytes, clean=scrub) -> dict[str, Any]:
+def _record(path: Path, n: int, raw: bytes, clean=scrub) -> TrajectoryRecord:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -164,9 +166,10 @@ def _record(path: Path, n: int, raw: bytes, clean=scrub) -> dict[str, Any]:
     return check_head(path, n, rec)
 
 
-def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
+def check_head(path: Path, n: int, rec: Any) -> TrajectoryRecord:
     """``rec`` (line ``n`` of ``path``) if it is a record whose fields have their types, with
-    the defaults of :class:`Trajectory` filled in where a field is absent."""
+    the defaults of :class:`Trajectory` filled in where a top-level field is absent
+    (``records.fill_top``)."""
     if not isinstance(rec, dict):
         raise JournalError(f"{path}:{n}: not a JSON object: the journal is damaged")
     try:
@@ -174,19 +177,10 @@ def check_head(path: Path, n: int, rec: Any) -> dict[str, Any]:
     except ValidationError as exc:
         raise JournalError(f"{path}:{n}: {first_problem(exc)}: the journal is damaged") \
             from None
-    # what Trajectory defaults, filled in, so that every reader may index the record
-    rec.setdefault("sample", 0)
-    rec.setdefault("error", None)
-    if "params" not in rec:
-        rec["params"] = {}
-    if "metrics" not in rec:
-        rec["metrics"] = {}
-    if "notes" not in rec:
-        rec["notes"] = {}
-    return rec
+    return fill_top(rec)  # what Trajectory defaults: every reader may index the record
 
 
-def iter_records(path: Path) -> Iterator[dict[str, Any]]:
+def iter_records(path: Path) -> Iterator[TrajectoryRecord]:
     """Every record, in file order; a torn last line (no newline) is skipped."""
     if not path.exists():
         return
@@ -198,12 +192,12 @@ def iter_records(path: Path) -> Iterator[dict[str, Any]]:
             yield _record(path, n, raw, clean)
 
 
-def checked(rec: dict[str, Any], path: Path) -> dict[str, Any]:
+def checked(rec: TrajectoryRecord | dict[str, Any], path: Path) -> TrajectoryRecord:
     """``rec`` (a record of the journal ``path``) validated in full, steps included, for a
     view that shows them, as the model reads it (defaults filled, unknown keys left out); a
     bad field is a :class:`JournalError` naming the line."""
     try:
-        return Trajectory.model_validate(rec).model_dump()
+        return Trajectory.model_validate(rec).model_dump()  # type: ignore[return-value]
     except ValidationError as exc:
         line = line_of(path, rec.get("key")) or 1  # looked for only when the record is bad
         raise JournalError(f"{path}:{line}: {first_problem(exc)}: the journal is damaged") \
@@ -221,9 +215,9 @@ def line_of(path: Path, key: Any) -> int | None:
         return found
 
 
-def latest(path: Path) -> dict[str, dict[str, Any]]:
+def latest(path: Path) -> dict[str, TrajectoryRecord]:
     """The last record of each key (a resumed run may have retried a failed key)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, TrajectoryRecord] = {}
     for rec in iter_records(path):
         out[rec["key"]] = rec
     return out
@@ -239,8 +233,9 @@ def finished_keys(path: Path) -> set[str]:
     """Keys that need no rerun: answered, or unanswered by the model's own fault."""
     done: set[str] = set()
     for rec in iter_records(path):
-        err = rec.get("error") or {}
-        if rec.get("status") == "unanswered" and err.get("kind") in RESUMABLE_ERRORS:
+        err = rec["error"]
+        if rec["status"] == "unanswered" and err is not None and \
+                err["kind"] in RESUMABLE_ERRORS:
             done.discard(rec["key"])
         else:
             done.add(rec["key"])

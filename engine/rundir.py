@@ -19,8 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UnseenError
-from .journal import JOURNAL, RUN_FILE, JournalError, check_head, latest, loads, read_run_json
+from .journal import (
+    JOURNAL,
+    RUN_FILE,
+    JournalError,
+    check_head,
+    checked,
+    latest,
+    loads,
+    read_run_json,
+)
 from .lock import hold
+from .records import TrajectoryRecord
 from .redact import scrub, scrubber
 from .types import RunConfig
 from .userfiles import read_json_object
@@ -119,6 +129,7 @@ class RunDir:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._records: tuple[tuple[int, int], list[TrajectoryRecord]] | None = None
 
     @classmethod
     def open(cls, path: str | Path, benchmark: str | None = None) -> RunDir:
@@ -183,9 +194,25 @@ class RunDir:
 
     # --- the journal ---------------------------------------------------------------------
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """The current (last) record of each key, whole, in journal order of first sight."""
-        yield from latest(self.journal).values()
+    def records(self) -> Iterator[TrajectoryRecord]:
+        """The current (last) record of each key, whole, in journal order of first sight:
+        every top-level field there (``records.TrajectoryRecord``), steps as written. The
+        journal is read once per ``RunDir`` (a command's tables, curves and pages share the
+        pass) and again only once it has changed; treat the records as read-only."""
+        stamp = self._stamp()
+        if self._records is None or self._records[0] != stamp:
+            self._records = (stamp, list(latest(self.journal).values()))
+        yield from self._records[1]
+
+    def _stamp(self) -> tuple[int, int]:
+        st = self.journal.stat()
+        return st.st_size, st.st_mtime_ns
+
+    def record(self, head: Head) -> TrajectoryRecord:
+        """The whole record of ``head``, steps included, validated as a
+        :class:`~.types.Trajectory` (every field there): what a view that shows the steps
+        reads."""
+        return checked(self.read(head), self.journal)
 
     def heads(self) -> list[Head]:
         """The current record of each key as a :class:`Head` (one pass, steps not parsed)."""
@@ -198,25 +225,25 @@ class RunDir:
                 size = len(line)
                 if not line.endswith(b"\n"):
                     break  # a torn last line
-                rec = _head(line)
-                if rec is None:
+                raw = _head(line)
+                if raw is None:
                     raise _damaged(journal, n, line)
-                rec = check_head(journal, n, rec)
-                err = rec.get("error") or {}
-                message = err.get("message") or ""
+                rec = check_head(journal, n, raw)
+                err = rec["error"]
+                message = err["message"] if err else ""
                 last[rec["key"]] = Head(
                     key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
                     strategy=rec["strategy"], backend=rec["backend"],
-                    sample=int(rec.get("sample", 0)), status=rec["status"],
-                    simulated=bool(rec.get("simulated", False)),
-                    params=rec.get("params") or {}, metrics=rec.get("metrics") or {},
-                    prediction=rec.get("prediction"), error_kind=err.get("kind"),
+                    sample=int(rec["sample"]), status=rec["status"],
+                    simulated=bool(rec["simulated"]),
+                    params=rec["params"] or {}, metrics=rec["metrics"] or {},
+                    prediction=rec["prediction"], error_kind=err["kind"] if err else None,
                     error_message=clean(message) if message else "", offset=offset, length=size,
-                    notes=rec.get("notes") or {})
+                    notes=rec["notes"] or {})
                 offset += size
         return list(last.values())
 
-    def read(self, head: Head) -> dict[str, Any]:
+    def read(self, head: Head) -> TrajectoryRecord:
         """The whole record of ``head`` (one seek, one line)."""
         with open(self.journal, "rb") as fh:
             fh.seek(head.offset)

@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from .backend import Backend
 from .benchmark import Plan, WorkItem
@@ -64,15 +64,15 @@ def check_pairing(strategies: list[StrategySpec], backends: list[Backend], bench
                                f"is on {benchmark} data")
     boxes = [s for s in strategies if "box" in s.asks]
     for b in backends:
-        if boxes and getattr(b, "box_format", "") is None:  # conventions are never guessed
+        if boxes and b.box_format is None:  # conventions are never guessed
             raise PairingError(no_convention(b.model))
         for s in strategies:
-            missing = sorted(getattr(s, "needs", frozenset()) - capabilities(b))
+            missing = sorted(s.needs - capabilities(b))
             if missing:
                 raise PairingError(
                     f"strategy {s.label!r} needs {', '.join(missing)}, which backend "
                     f"{b.spec!r} does not return; {NEEDS_HINT.get(missing[0], '')}".rstrip("; "))
-        can = getattr(b, "answers", None)
+        can = b.answers
         if can is None:
             continue
         for s in strategies:
@@ -91,8 +91,8 @@ NEEDS_HINT = {"logprobs": "use votes=N (the vote share is the confidence) or a b
 
 def capabilities(backend: Backend) -> frozenset[str]:
     """The names of what a backend returns natively (``Capabilities``' true fields)."""
-    caps = getattr(backend, "capabilities", None)
-    if caps is None:
+    caps = backend.capabilities
+    if caps is None:  # a stand-in without any (tests)
         return frozenset()
     return frozenset(k for k, v in caps.model_dump().items() if v is True)
 
@@ -222,14 +222,14 @@ class Runner:
         self.config = config
         self.samples = samples
         self.score = score
-        limits = [getattr(b, "concurrency", 8) for b in backends]
+        limits = [b.concurrency for b in backends]
         self.workers = workers or max(4, 2 * sum(limits))
         self.progress = progress
         self.processes = processes
         self.setup = setup
 
     @classmethod
-    def from_plan(cls, plan: Plan, backends: list[Backend], run_dir: Path, **kwargs: Any) -> Runner:
+    def from_plan(cls, plan: Plan, backends: list[Backend], run_dir: Path, **kwargs: Any) -> Self:
         """The runner of a benchmark's plan."""
         return cls(plan.instances, plan.strategies, backends, run_dir, plan.config,
                    samples=plan.samples, score=plan.score, setup=plan.setup, order=plan.order,
@@ -345,7 +345,8 @@ class Runner:
         The items of a ``serial`` backend (a person) go to a queue of their own and run one
         after another in their order, so a person answers one item at a time with its steps
         in a row, while the other backends' items run on."""
-        queues = {id(b): asyncio.Queue() for b in self.backends if getattr(b, "serial", False)}
+        queues: dict[int, asyncio.Queue[WorkItem | None]] = {
+            id(b): asyncio.Queue() for b in self.backends if b.serial}
 
         async def worker() -> None:
             for item in items:  # the shared generator hands each item out once
@@ -383,10 +384,8 @@ class Runner:
         result = RunResult(run_dir=self.run_dir, total=total, max_cost=self.max_cost)
         todo = Counter(item.backend.spec for item in self._items(done))
         result.skipped = total - sum(todo.values())
-        for b in self.backends:
-            attach = getattr(b, "attach", None)
-            if attach is not None:  # before the progress bar, which owns the terminal
-                await attach(self.run_dir, todo[b.spec])
+        for b in self.backends:  # before the progress bar, which owns the terminal
+            await b.attach(self.run_dir, todo[b.spec])
         progress, task = self._progress(total, result.skipped)
         t_start = time.perf_counter()
 

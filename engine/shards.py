@@ -138,7 +138,7 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
     its work starts while the others start; raise if a shard could not start or died."""
     k = max(1, min(runner.processes, len(items)))
     ctx = _context()
-    limit = max(getattr(b, "concurrency", 8) for b in runner.backends)
+    limit = max(b.concurrency for b in runner.backends)
     config = {"run_config": runner.config, "_concurrency": limit / k,
               "runner_class": type(runner)}
     procs, threads, failures = [], [], []
@@ -173,7 +173,7 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
         if failures:
             raise RuntimeError(f"could not start the shard processes: {failures[0]!r}") \
                 from failures[0]
-        await asyncio.to_thread(lambda: [t.join() for t in threads])
+        await asyncio.to_thread(_join_all, threads)
         # every pipe is closed: the children are exiting; give them time to finish cleanly
         await asyncio.to_thread(lambda: [p.join(timeout=30) for p in procs])
     finally:
@@ -186,3 +186,8 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
     if failed:
         raise RuntimeError(f"{len(failed)} of {k} shard processes failed (exit codes {failed});"
                            " finished trajectories are saved: rerun to resume")
+
+
+def _join_all(threads: list[threading.Thread]) -> None:
+    for t in threads:
+        t.join()

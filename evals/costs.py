@@ -36,7 +36,7 @@ def add_usage(total: dict[str, int], usage: Any) -> None:
 def record_usage(rec: Mapping[str, Any]) -> dict[str, int]:
     """The token counts of all of a journal record's steps."""
     total: dict[str, int] = {}
-    for step in rec.get("steps") or []:
+    for step in rec["steps"]:
         add_usage(total, (step.get("reply") or {}).get("usage"))
     return total
 

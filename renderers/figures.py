@@ -130,7 +130,7 @@ def prediction_grid(
                 ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False,
                                        edgecolor=TRUTH_COLOR, linewidth=line_width,
                                        path_effects=stroke))
-            if not missing:
+            if cell is not None and cell.box is not None:  # not missing
                 x1, y1, x2, y2 = cell.box
                 ax.add_patch(Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False,
                                        edgecolor=PRED_COLOR, linewidth=line_width,

@@ -129,7 +129,7 @@ def _draw_piece(d: ImageDraw.ImageDraw, p: Piece) -> None:
             pts = [(x1 + fx * (x2 - x1), y1 + fy * (y2 - y1)) for fx, fy in zip(xs, fr[1::2], strict=True)]
             d.polygon(pts, fill=c, outline=shade(c, 0.6))
             continue
-        b = sub(p.box, *fr, p.flip)
+        b = sub(p.box, fr[0], fr[1], fr[2], fr[3], p.flip)
         if shape == "panel":
             d.rounded_rectangle(b, extra[0] if extra else 0, fill=c, outline=shade(c, 0.6))
             d.line((b[0] + 1, b[1] + 1, b[2] - 1, b[1] + 1), fill=shade(c, 1.15))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -44,10 +45,10 @@ class Mesh:
 
     vertices: np.ndarray
     faces: np.ndarray
-    colors: np.ndarray
-    ids: np.ndarray
-    uv: np.ndarray | None = None
-    texture_index: np.ndarray | None = None
+    colors: Any  # array-like: one RGB for every face, or one per face; an array once made
+    ids: Any  # array-like: one id for every face, or one per face; an array once made
+    uv: Any = None  # None: untextured; an (M, 3, 2) array once made
+    texture_index: Any = None  # None: no face textured; an (M,) array once made
     textures: list[np.ndarray] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -138,8 +139,8 @@ def box(center, size, yaw_deg: float = 0.0, color: Color = GREY, object_id: int 
     signs = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]])  # (right, up) of BL, BR, TR, TL
     corners = []
     for n, r, u in BOX_FACES.values():
-        n, r, u = (np.asarray(a, dtype=np.float64) for a in (n, r, u))
-        corners.append((n + signs[:, :1] * r + signs[:, 1:] * u) * half)
+        nv, rv, uv = (np.asarray(a, dtype=np.float64) for a in (n, r, u))
+        corners.append((nv + signs[:, :1] * rv + signs[:, 1:] * uv) * half)
     world = np.asarray(corners) @ _rot_z(yaw_deg).T + np.asarray(center, dtype=np.float64)
     return _quads(world, color, object_id, [f in textured_faces for f in BOX_FACES], texture)
 

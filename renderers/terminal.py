@@ -19,6 +19,7 @@ import io
 import math
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from PIL import Image
 from rich.color import Color
@@ -82,10 +83,14 @@ class HalfBlockImage(_TerminalImage):
         img = fit(self.image, self._cols(options.max_width))
         cols, rows2 = img.size
         px = img.load()
+        assert px is not None  # a loaded image has its pixels
         styles: dict[tuple, Style] = {}
         for row in range(rows2 // 2):
             y = 2 * row
-            run, prev = 0, None
+            run = 0
+            # (upper, lower) RGB of a cell; None past the row's end
+            key: Any = None
+            prev: Any = None
             for x in range(cols + 1):  # a run of equal cells is one segment
                 key = (px[x, y], px[x, y + 1]) if x < cols else None
                 if key != prev and run:

@@ -20,7 +20,7 @@ strategy" and "Making a strategy answerable offline", walk through one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..engine.box import Box, BoxError, Convention
@@ -73,7 +73,7 @@ def decoding(params: Any, **overrides: Any) -> Decoding:
 # --- reading replies -------------------------------------------------------------------------
 
 
-def read_box(text: str, convention: str, width: int, height: int) -> Parsed:
+def read_box(text: str, convention: str | None, width: int, height: int) -> Parsed:
     """A reply's box in pixels of a ``width`` x ``height`` frame, or why there is none:
     the last box written (``engine.boxtext.find_box``), checked against the backend's
     ``convention`` (``backend.box_format``, an ``engine.box.Convention`` with the backend's
@@ -129,7 +129,7 @@ def _target(inst: Instance) -> list[float] | None:
 
 
 def box_truth(inst: Instance, *, cues: Iterable[Cue] = (),
-              crop: list[float] | None = None) -> BoxTruth:
+              crop: Sequence[float] | None = None) -> BoxTruth:
     """The instance's target box for a box request on the whole image, or on ``crop`` (a
     pixel region shown zoomed in: the box in the crop's pixels, clipped to it; where the
     target lies outside the crop, a 4-pixel box in its corner, so the respondent still

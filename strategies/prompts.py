@@ -22,7 +22,7 @@ def render(name: str, **fields: object) -> str:
     return template(name).substitute(**fields)
 
 
-def box_format_text(convention: str, width: int, height: int) -> str:
+def box_format_text(convention: str | None, width: int, height: int) -> str:
     """The sentence telling the model the box convention it must answer in; ``width`` x
     ``height`` is the image's own size, stated as the size it is sent at (a pixel box is in
     the pixels the model sees: ``engine.box.Convention.sent_size``)."""

@@ -143,10 +143,10 @@ def _code_digest(source: str) -> str:
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
-                isinstance(getattr(body[0], "value", None), ast.Constant) and \
-                isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+                isinstance(first.value.value, str):
+            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined,index]
     return _digest(ast.dump(tree, include_attributes=False).encode())
 
 

@@ -13,7 +13,8 @@ region on the frontier after it, so per-step curves read as "the answer after t 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,7 +51,7 @@ class SearchState(StrategyState, total=False):
     calls: int
 
 
-def _frontier(state: StrategyState) -> list[dict[str, Any]]:
+def _frontier(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     inst = state["instance"]
     return state.get("frontier") or [{"region": full_region(inst), "depth": 0, "score": 1.0}]
 
@@ -84,13 +85,14 @@ def build_search(params: SearchParams) -> StateGraph:
 
     budget = params.budget or 2 * params.T
 
-    def expandable(state: StrategyState) -> dict[str, Any] | None:
+    def expandable(state: Mapping[str, Any]) -> dict[str, Any] | None:
         open_nodes = [n for n in _frontier(state) if n["depth"] < params.T]
         return _best(open_nodes) if open_nodes else None
 
     def build(state: StrategyState, backend: Backend) -> Request:
         inst = state["instance"]
         node = expandable(state)
+        assert node is not None  # next_step asks only while a node is open
         t = node["depth"] + 1
         a, b = candidates(node["region"], t, 0.5)
         caps = backend.capabilities
@@ -106,6 +108,7 @@ def build_search(params: SearchParams) -> StateGraph:
 
     def parse(state: StrategyState, backend: Backend, reply: Reply) -> Parsed:
         node = expandable(state)
+        assert node is not None  # next_step asks only while a node is open
         a, b = candidates(node["region"], node["depth"] + 1, 0.5)
         reading = read_choice_of(reply.text, LABELS, "eliminate")
         choice = reading.label
@@ -124,7 +127,8 @@ def build_search(params: SearchParams) -> StateGraph:
                       region=_best(frontier)["region"])
 
     def update(state: StrategyState, step: Step, parsed: Parsed) -> dict[str, Any]:
-        return {"frontier": parsed.value["frontier"], "calls": state.get("calls", 0) + 1,
+        calls = cast(SearchState, state).get("calls", 0)
+        return {"frontier": parsed.value["frontier"], "calls": calls + 1,
                 "region": parsed.region, "prediction": parsed.region, "status": "answered"}
 
     def next_step(state: dict[str, Any]) -> str:

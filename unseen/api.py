@@ -35,19 +35,13 @@ from .engine.benchmark import RunRequest, detect
 from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
 from .engine.errors import UnseenError
-from .engine.images import register_overlay_renderer
 from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
 from .engine.types import Trajectory
-from .renderers.overlay import render_overlay  # noqa: E402
 
 if TYPE_CHECKING:
     from .dryrun import DryRunEstimate
-
-# the engine draws a step's overlay through whatever renderer the wiring registers
-register_overlay_renderer(render_overlay)
-
 
 class RunError(UnseenError, ValueError):
     """A run that cannot start (for example a run directory made from other data)."""
@@ -90,7 +84,7 @@ def _record_backend_state(run: RunDir, clients: list) -> None:
     config = run.config
     if config is None:
         return
-    counts = {c.spec: fn() for c in clients if (fn := getattr(c, "server_counts", None))}
+    counts = {c.spec: n for c in clients if (n := c.server_counts()) is not None}
     dropped = {c.spec: d for c in clients if (d := c.describe().get("dropped_params"))}
     batches = {c.spec: b for c in clients if (b := c.describe().get("batch"))}
     limits = {c.spec: lim.record() for c in clients
@@ -190,11 +184,8 @@ async def _identify(client: Any) -> None:
     server that cannot say is one line, not a run of failed calls."""
     from .engine.backend import ProviderError
 
-    fn = getattr(client, "identify", None)
-    if fn is None:
-        return
     try:
-        await fn()
+        await client.identify()
     except ProviderError as exc:
         raise RunError(f"{client.spec}: {exc.message}") from None
 
@@ -203,7 +194,7 @@ def _check_clients(clients: list, processes: int) -> None:
     same = [c.spec for c in clients if [d.spec for d in clients].count(c.spec) > 1]
     if same:  # two spellings of one backend (a person on two ports)
         raise RunError(f"{same[0]} is given twice: one person, one backend")
-    people = [c.spec for c in clients if getattr(c, "interactive", False)]
+    people = [c.spec for c in clients if c.interactive]
     if people and processes > 1:
         raise RunError(f"{people[0]} is a person answering on one page: run it without "
                        "--processes")
@@ -231,7 +222,7 @@ def _cost_meter(clients: list, max_cost: float | None, processes: int) -> Any:
                            "$UNSEEN_PRICES; see `unseen prices`)")
         priced[c.spec] = price
 
-    batched = {c.spec for c in clients if getattr(c, "batched", False)}
+    batched = {c.spec for c in clients if c.batched}
 
     def spent(traj: Trajectory) -> float:
         price = priced.get(traj.backend)
@@ -295,7 +286,7 @@ async def run_async(
                          options={**options, "concurrency": concurrency, "cache": cache,
                                   "package_version": settings.package_version()})
     specs = bench.strategies(request)  # a bad strategy: refused before anything connects
-    connect_options = {"timeout_s": timeout_s, "max_attempts": max_attempts,
+    connect_options: dict[str, Any] = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
                        "base_url": base_url, "max_image_side": max_image_side,
                        "profiles": profiles, "cache_tag": cache_tag, "adaptive": adaptive,

@@ -66,9 +66,10 @@ def main() -> None:
             sys.exit(2)
         # usage errors (unknown option, bad value): typer's own or click's, by duck typing,
         # since newer typer vendors click and older typer uses the click package
-        if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
+        code = getattr(exc, "exit_code", None)
+        if hasattr(exc, "format_message") and isinstance(code, int):
             _one_line_error(exc.format_message())
-            sys.exit(exc.exit_code)
+            sys.exit(code)
         if os.environ.get("UNSEEN_DEBUG"):
             raise
         # anything else is a bug of unseen (or of a plug-in), and says so

@@ -56,15 +56,18 @@ async def run_coding_async(run_dir: str | Path, coder: str, *, second_pass: bool
     left out, an unreadable reply)."""
     pass_ = "second" if second_pass else "main"
     folder = pass_dir(run_dir, pass_)
+    options: dict[str, Any] = {"pass": pass_, "seed": seed, "batch_size": batch_size,
+                               "tests": tests, "repeats": repeats, "retry_uncoded": retry_uncoded}
     result = await run_async(
         run_dir, (), [coder], benchmark="director-coding", out=folder, concurrency=concurrency,
         cache=cache, cache_dir=cache_dir, timeout_s=timeout_s, max_attempts=max_attempts,
         base_url=base_url, progress=progress, run_label="unseen director code",
         reasoning_effort=reasoning_effort, structured=structured, models=tuple(models),
-        conditions=tuple(conditions), batches=tuple(batches_), sets=tuple(sets), **{
-            "pass": pass_, "seed": seed, "batch_size": batch_size, "tests": tests,
-            "repeats": repeats, "retry_uncoded": retry_uncoded})
-    scoring = RunDir(folder).config.scoring
+        conditions=tuple(conditions), batches=tuple(batches_), sets=tuple(sets), **options)
+    assert isinstance(result, RunResult)  # no dry run here
+    config = RunDir(folder).config
+    assert config is not None  # the run wrote it
+    scoring = config.scoring
     return CodingResult(result, scoring["items"], scoring["untraced"], scoring.get("retried"),
                         repeats=min(scoring["repeats"], scoring["items"]))
 

@@ -71,7 +71,7 @@ class BackendEstimate(BaseModel):
     batch_cost_usd: float | None = None
     batch_discount: float | None = None
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented idiom
     @property
     def input_tokens(self) -> int:
         """Text and image input tokens together, as billed."""
@@ -126,10 +126,11 @@ async def estimate(bench: Any, request: Any, strategies: list, clients: list,
             run_dir.mkdir()
             request.options["dry_run"] = True  # a benchmark writes nothing outside run_dir
             plan = bench.plan(request, strategies, standins, run_dir)
-            runner = _Runner.from_plan(plan, standins, run_dir, progress=False)
+            runner = _Runner.from_plan(plan, [*standins], run_dir, progress=False)
             runner.finished = done
             result = await runner.run()
-            per_backend, unanswered = Counter(), Counter()
+            per_backend: Counter[str] = Counter()
+            unanswered: Counter[str] = Counter()
             for r in iter_records(run_dir / JOURNAL):  # streamed: a study's journal is long
                 per_backend[r["backend"]] += 1
                 unanswered[r["backend"]] += r.get("status") != "answered"

@@ -35,7 +35,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ...engine.errors import UnseenError
 from . import stats
@@ -348,11 +348,12 @@ def _changes(rows: list[dict[str, Any]], design: Design, models: list[str],
     fams: dict[str, list[int]] = defaultdict(list)
     for k, ch in enumerate(changes):
         if ch.ok and group_of(ch.comparison) not in (MARGIN_GROUP, NO_FAMILY):
-            fams[ch.comparison.family].append(k)
+            fams[str(ch.comparison.family)].append(k)  # a family: group_of said so
     for idx in fams.values():
-        _, adjusted = bh([changes[k].p for k in idx], design.q)
+        _, adjusted = bh([cast(float, changes[k].p) for k in idx], design.q)  # ok: has a p
         for k, adj in zip(idx, adjusted, strict=True):
             ch = changes[k]
+            assert ch.raw is not None  # an estimated change keeps its comparison
             changes[k] = replace(ch, p_adjusted=float(adj), mark=mark(ch.raw, float(adj), design.q))
     return changes
 

@@ -116,17 +116,17 @@ def rows(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     names = run_model_names(run_dir)
     coded = trace_measures(run_dir)
     for rec in latest(run_dir / JOURNAL).values():
-        params = rec.get("params") or {}
+        params = rec["params"]
         if "condition" not in params:
             continue
         row = {
             **reply_row(rec, names),
-            "simulated": bool(rec.get("simulated")),
+            "simulated": bool(rec["simulated"]),
             "answered": rec["status"] == "answered",
-            "error": (rec.get("error") or {}).get("kind"),
-            "length_stops": int((rec.get("notes") or {}).get("length_stops", 0)),
+            "error": err["kind"] if (err := rec["error"]) else None,
+            "length_stops": int(rec["notes"].get("length_stops", 0)),
             "served_model": rec["model"], "usage": record_usage(rec),
-            **(rec.get("metrics") or {}),
+            **rec["metrics"],
             **coded.get(rec["key"], {}),
         }
         yield {**row, **derived(row)}

@@ -31,7 +31,8 @@ from .shown import pct
 
 def _with_without(a: Analysis, number: str, caption: str, pick: Pick, measure: str,
                   kind: str) -> Layout:
-    rows, series = [], {"without the question": [], "with the question": []}
+    rows: list[Any] = []
+    series: dict[str, list[Any]] = {"without the question": [], "with the question": []}
     labels, batches = [], []
     for m, c, b in each_model(a, pick):
         k = c.comparison

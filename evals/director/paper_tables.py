@@ -328,8 +328,8 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
             t = Table(box=box.SIMPLE_HEAD,
                       title=f"{x.number} (continued)" if k else None, title_justify="left")
             for i in cols:  # a heading folds at its spaces to its column's width
-                head = "\n".join(textwrap.wrap(x.columns[i], max(need[i], 1))) or x.columns[i]
-                t.add_column(head, justify="left" if i == 0 else "right",
+                title = "\n".join(textwrap.wrap(x.columns[i], max(need[i], 1))) or x.columns[i]
+                t.add_column(title, justify="left" if i == 0 else "right",
                              no_wrap=i != 0, min_width=need[i])
             for r in x.rows:
                 first = "\n".join(fold(r[0], max(need[0], 1)))

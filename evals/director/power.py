@@ -279,7 +279,7 @@ def _estimate(cell: Cell, draws: dict[tuple, dict[str, Any]], exact: bool = Fals
     c = cell.comparison
     ys, xs, ss = [], [], []
     for k, set_name in enumerate(cell.sets):
-        for x, cond in ((0, c.base), (1, c.variant)):
+        for side, cond in ((0, c.base), (1, c.variant)):
             d = draws[(cell.model, c.batch, set_name, cond)]
             ms = d["measures"]
             if c.measure not in ms:
@@ -287,7 +287,7 @@ def _estimate(cell: Cell, draws: dict[tuple, dict[str, Any]], exact: bool = Fals
             applies, value = ms[c.measure]
             kept = d["answered"] & applies & where_mask(c.where, d["pl"], d["feats"], d["report"])
             ys.append(value[kept].astype(int))
-            xs.append(np.full(int(kept.sum()), x))
+            xs.append(np.full(int(kept.sum()), side))
             ss.append(d["scene"][kept] + k * 100_000)
     y, x, s = np.concatenate(ys), np.concatenate(xs), np.concatenate(ss)
     if not (np.any(x == 0) and np.any(x == 1)):

@@ -211,7 +211,7 @@ def digits_of(key: dict[str, Any]) -> list[int]:
 
 
 def features(keys: list[dict[str, Any]], scene_ids: list[str] | None = None) -> Features:
-    ids = scene_ids or [None] * len(keys)
+    ids: list[str | None] = list(scene_ids) if scene_ids else [None] * len(keys)
     rows = []
     for key, sid in zip(keys, ids, strict=True):
         digits = digits_of(key)

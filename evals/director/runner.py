@@ -19,6 +19,7 @@ import random
 from collections.abc import Sequence
 from itertools import zip_longest
 from pathlib import Path
+from typing import Any
 
 from ...engine.errors import UnseenError
 from ...engine.runner import WorkItem, trajectory_key
@@ -98,7 +99,7 @@ def study_record(out: Path, design: Design, source: str, described: list[dict],
                  sets: dict, scenes_root: Path) -> dict:
     """``study.json``: the design, the backends with the design's model names (those of
     earlier invocations kept), the scene sets with their fingerprints."""
-    record = {
+    record: dict[str, Any] = {
         "design": design.model_dump(by_alias=True), "design_source": source,
         "backends": described,
         "scenes": {k: {"path": str((scenes_root / k).resolve()), "fingerprint": v[1],

@@ -163,6 +163,7 @@ def render_scene(layout: Layout, width: int = 1024, height: int = 768,
             raise Unreadable(f"{layout.id}: the digit {b.digit} shows only "
                              f"{digit_px[str(b.digit)]} px to the model")
     checks["model_digit_px"] = digit_px
+    assert out.color is not None  # rendered with colour
     return RenderedScene(layout, Image.fromarray(out.color), cam, checks)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 from .layout import Layout, make_layout, rearranged
 from .scenes import Unreadable, render_scene, write_scene
@@ -17,7 +18,7 @@ MAX_REDRAWS = 50
 
 def _accepted(set_name: str, index: int, seed: int, size: tuple[int, int], supersample: int):
     """Scene ``index``, drawn again (deterministically) while a digit is unreadable."""
-    kw = {"n": 3, "role": ("largest", "middle", "smallest")[index % 3]} if set_name == "rotated" else {}
+    kw: dict[str, Any] = {"n": 3, "role": ("largest", "middle", "smallest")[index % 3]} if set_name == "rotated" else {}
     for redraw in range(MAX_REDRAWS):
         layout = make_layout(set_name, index, seed, redraw=redraw, **kw)
         try:

@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import cast
 
 from .analyze import (
     MARGIN_GROUP,
@@ -200,7 +201,7 @@ def rate_rows(t: RateTable) -> list[tuple[str, str, list[tuple[str, str, str]]]]
             for cond in t.conditions:
                 r = t.cell.get((model, cond))
                 sh = r.shares.get(m) if r is not None else None
-                if sh is None:
+                if sh is None or r is None:
                     cells.append(("–", "", ""))
                 else:
                     cells.append((pct(sh.share), interval(sh.low, sh.high, ends=pct),
@@ -224,7 +225,8 @@ def change_cells(c: Change) -> dict[str, str]:
     if not c.ok:
         return {**blank, "diff": c.status}
     cut = "‡" if c.raw is not None and c.raw.clipped else ""
-    return {"diff": pct(c.diff, signed=True), "interval": interval(c.low, c.high) + cut,
+    low, high = cast(float, c.low), cast(float, c.high)  # an estimated change has both
+    return {"diff": pct(c.diff, signed=True), "interval": interval(low, high) + cut,
             "mark": _MARK[c.mark], "p": pval(c.p), "p_adj": pval(c.p_adjusted),
             "method": c.method or "", "n": str(c.n), "G": str(c.G),
             "verdict": _VERDICT[c.equivalent]}

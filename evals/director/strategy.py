@@ -13,7 +13,7 @@ cap, reasoning effort medium (``reasoning_effort=none`` leaves it to the provide
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -29,7 +29,8 @@ from .prompts import Prompt, PromptError, build, parse_condition
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
 
-FIELD_TYPES = {"visible": "ints", "known": "ints", "block": "int", "count": "int"}
+FIELD_TYPES: dict[str, Literal["int", "ints"]] = {"visible": "ints", "known": "ints",
+                                                  "block": "int", "count": "int"}
 
 
 class DirectorParams(BaseModel):

@@ -157,16 +157,16 @@ class Design(BaseModel):
             for s in b.sets:
                 if s not in self.sets:
                     raise ValueError(f"batch {b.name!r} uses set {s!r}, not in [sets]")
-            for c in b.conditions:
+            for cond in b.conditions:
                 try:
-                    parse_condition(c)
+                    parse_condition(cond)
                 except PromptError as exc:
                     raise ValueError(f"batch {b.name!r}: {exc}") from None
             if len(set(b.conditions)) != len(b.conditions):
                 raise ValueError(f"batch {b.name!r} names a condition twice")
-            for c in b.only:
-                if c not in b.conditions:
-                    raise ValueError(f"batch {b.name!r}: `only` names {c!r}, not one of its conditions")
+            for name in b.only:
+                if name not in b.conditions:
+                    raise ValueError(f"batch {b.name!r}: `only` names {name!r}, not one of its conditions")
         by_name = {b.name: b for b in self.batches}
         for i, c in enumerate(self.comparisons, 1):
             batch = by_name.get(c.batch)

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ...engine.records import TrajectoryRecord
 from ...engine.userfiles import read_json_object, validated
 from .study import Design
 
@@ -64,7 +65,7 @@ def run_simulated(run_dir: Path) -> list[str]:
                    if b.get("simulated")})
 
 
-def reply_row(rec: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+def reply_row(rec: TrajectoryRecord, names: dict[str, str]) -> dict[str, Any]:
     """Where a journal record of a study belongs: model (its design name), backend, batch,
     condition, set, scene and sample."""
     params = rec.get("params") or {}

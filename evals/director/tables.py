@@ -136,11 +136,11 @@ def _md(analysis: Analysis) -> str:
                    *(["within margin"] if margin else ["mark", "p", "adj. p"]),
                    "method", "n", "scenes"]
         body = []
-        last = None
+        last_i: int | None = None
         for c in changes:
             v = change_cells(c)
-            text = _comparison_text(c.comparison) if c.index != last else ""
-            last = c.index
+            text = _comparison_text(c.comparison) if c.index != last_i else ""
+            last_i = c.index
             body.append([text, analysis.label(c.model), v["diff"], v["interval"],
                          *([v["verdict"]] if margin else [v["mark"], v["p"], v["p_adj"]]),
                          v["method"], v["n"], v["G"]])
@@ -191,7 +191,7 @@ def _latex(analysis: Analysis) -> str:
                    *(["Within margin"] if margin else ["$p$", "Adj.\\ $p$"]),
                    "Method", "$n$", "$G$"]
         body = []
-        last = None
+        last_i: int | None = None
         for c in changes:
             v = change_cells(c)
             if c.ok:
@@ -199,11 +199,11 @@ def _latex(analysis: Analysis) -> str:
                 change = f"${v['diff']}{sup}$"
             else:
                 change = tex_num(v["diff"])
-            first = c.index != last
-            if first and last is not None:
+            is_first = c.index != last_i
+            if is_first and last_i is not None:
                 body.append([r"\addlinespace"])
-            last = c.index
-            text = tex(_comparison_text(c.comparison)) if first else ""
+            last_i = c.index
+            text = tex(_comparison_text(c.comparison)) if is_first else ""
             body.append([text, tex(analysis.label(c.model)), change,
                          tex_num(v["interval"]),
                          *([tex(v["verdict"])] if margin else [tex_num(v["p"]), tex_num(v["p_adj"])]),

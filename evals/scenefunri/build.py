@@ -266,7 +266,7 @@ def select(cands: list[Candidate], params: BuildParams, summary: BuildSummary) -
         return chosen
     import imagehash
 
-    kept: list[tuple[Candidate, object]] = []
+    kept: list[tuple[Candidate, Any]] = []
     for c in sorted(chosen, key=lambda c: (c.desc_id, c.timestamp)):
         h = imagehash.phash(load_image(c.rgb))  # an unreadable frame: one line naming it
         if any(h - other <= params.phash_max_distance for _, other in kept):

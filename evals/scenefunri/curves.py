@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...engine.box import Box
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
 from ...strategies import StrategyError, get
@@ -67,20 +68,20 @@ def step_scores(region: list[float], gt: list[float], w: int, h: int) -> dict[st
     return s
 
 
-def iteration_regions(rec: dict[str, Any], node: str, length: int,
+def iteration_regions(rec: TrajectoryRecord, node: str, length: int,
                       full: list[float]) -> list[list[float] | None]:
     """The region after each iteration t = 0..``length`` (t = 0: ``full``): an answered
     trajectory that stopped early keeps its last region; an unanswered one has None from
     the iteration where it failed onward."""
     regions: list[list[float] | None] = [full]
-    for s in rec.get("steps", []):
+    for s in rec["steps"]:
         if s.get("name", node) != node:
             continue  # not an iteration (a finishing box, say)
         if s.get("region") is None:
             break  # the step that failed
         regions.append(s["region"])
     regions = regions[: length + 1]
-    pad = regions[-1] if rec.get("status") == "answered" else None
+    pad = regions[-1] if rec["status"] == "answered" else None
     return regions + [pad] * (length + 1 - len(regions))
 
 
@@ -107,7 +108,7 @@ def _mean_rows(per_t: PerT, **key: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def iterates_of(rec: dict[str, Any], notes: list[str]) -> tuple[Any, Any] | None:
+def iterates_of(rec: TrajectoryRecord, notes: list[str]) -> tuple[Any, Any] | None:
     """The strategy's iteration declaration and its parameters, or None when it does not
     iterate (or is not installed here: noted)."""
     name = rec["strategy"].partition(":")[0]
@@ -121,7 +122,7 @@ def iterates_of(rec: dict[str, Any], notes: list[str]) -> tuple[Any, Any] | None
     if entry.iterates is None:
         return None
     try:
-        params = entry.params(**(rec.get("params") or {}))
+        params = entry.params(**rec["params"])
     except ValidationError:
         note = f"{rec['strategy']}: its journaled parameters no longer validate; left out"
         if note not in notes:
@@ -165,10 +166,10 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
                                         Box.full(inst.width, inst.height).to_list())
             total[key] += 1
             failed[key] += len(regions) > 1 and regions[1] is None
-            steps = rec.get("steps") or []
+            steps = rec["steps"]
             unnamed[key] += bool(steps) and all(st.get("name") != iterates.node for st in steps)
             node_of[key] = iterates.node
-            simulated[key] = simulated.get(key, False) or bool(rec.get("simulated"))
+            simulated[key] = simulated.get(key, False) or bool(rec["simulated"])
             if rec["backend"].startswith("human"):
                 humans.add(key)
             for t, scores in enumerate(trajectory_scores(regions, inst, rule)):

@@ -31,7 +31,7 @@ METRICS = ("cacc75", "cacc50", "iou", "dist")
 
 
 def _box(b: BoxLike) -> Box:
-    return b if isinstance(b, Box) else Box.of(b)
+    return b if isinstance(b, Box) else Box.of(list(b))
 
 
 def cacc(pred: BoxLike, gt: BoxLike, width: float, height: float, theta: float) -> bool:
@@ -69,7 +69,7 @@ def dist_many(preds: np.ndarray, gt: BoxLike, width: float, height: float) -> np
     p = np.asarray(preds, dtype=float)
     xs = ((p[:, 0] - g.x1) / width, (p[:, 2] - g.x2) / width)
     ys = ((p[:, 1] - g.y1) / height, (p[:, 3] - g.y2) / height)
-    return sum(np.hypot(dx, dy) for dx in xs for dy in ys) / 4
+    return np.asarray(sum(np.hypot(dx, dy) for dx in xs for dy in ys) / 4)
 
 
 def score(

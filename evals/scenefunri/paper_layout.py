@@ -89,7 +89,7 @@ def _best(group: list[Line]) -> dict[str, float]:
     """The best value of each metric among ``group``."""
     out = {}
     for m in METRIC_COLUMNS:
-        vals = [x.values[m] for x in group if x.values.get(m) is not None]
+        vals = [v for x in group if (v := x.values.get(m)) is not None]
         if vals:
             out[m] = _better(m)(vals)
     return out

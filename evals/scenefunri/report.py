@@ -22,12 +22,13 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ...engine.errors import UnseenError
 from ...engine.journal import JournalError, line_of
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir, RunDirError, kind_of, serving_text
 from ...renderers.figures import GridCell, GridRow
 from .. import costs
@@ -55,7 +56,8 @@ class PoolError(RunDirError):
 def open_runs(run_dirs: Iterable[str | Path | RunDir]) -> list[RunDir]:
     """The run directories as SceneFunRI runs (a run of another benchmark: one line)."""
     return [d if isinstance(d, RunDir) and d.benchmark == "scenefunri"
-            else RunDir.open(getattr(d, "path", d), benchmark="scenefunri") for d in run_dirs]
+            else RunDir.open(cast("str | Path", getattr(d, "path", d)), benchmark="scenefunri")
+            for d in run_dirs]
 
 
 def _is_box(v: Any) -> bool:
@@ -63,17 +65,17 @@ def _is_box(v: Any) -> bool:
         isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in v)
 
 
-def _not_a_box(rec: dict[str, Any]) -> str | None:
+def _not_a_box(rec: TrajectoryRecord) -> str | None:
     """The field of a SceneFunRI record that should be a box and is not."""
-    if rec.get("prediction") is not None and not _is_box(rec["prediction"]):
+    if rec["prediction"] is not None and not _is_box(rec["prediction"]):
         return "prediction"
-    for i, step in enumerate(rec.get("steps") or []):
+    for i, step in enumerate(rec["steps"]):
         if step.get("region") is not None and not _is_box(step["region"]):
             return f"steps.{i}.region"
     return None
 
 
-def box_checked(run: RunDir, rec: dict[str, Any]) -> dict[str, Any]:
+def box_checked(run: RunDir, rec: TrajectoryRecord) -> TrajectoryRecord:
     """``rec`` of ``run`` if its prediction and regions are boxes of four numbers, else a
     damaged journal (one line naming it)."""
     if (field := _not_a_box(rec)) is not None:
@@ -82,7 +84,7 @@ def box_checked(run: RunDir, rec: dict[str, Any]) -> dict[str, Any]:
     return rec
 
 
-def run_records(run: RunDir) -> Iterable[dict[str, Any]]:
+def run_records(run: RunDir) -> Iterable[TrajectoryRecord]:
     """The run's current records (``RunDir.records``), each checked by :func:`box_checked`."""
     for rec in run.records():
         yield box_checked(run, rec)
@@ -131,12 +133,12 @@ def summarize(
         runs_of[(rec["model"], rec["strategy"])][str(where.path)] = None
         g = groups[(rec["model"], rec["strategy"])]
         g["n"] += 1
-        g["by_instance"][rec["instance_id"]].append(rec.get("metrics") or {})
+        g["by_instance"][rec["instance_id"]].append(rec["metrics"])
         g["answered"] += rec["status"] == "answered"
-        g["simulated"] = g["simulated"] or rec.get("simulated", False)
+        g["simulated"] = g["simulated"] or rec["simulated"]
         g["backend"] = rec["backend"]
-        g["sec"] += rec.get("seconds", 0.0)
-        for step in rec.get("steps", []):
+        g["sec"] += rec["seconds"]
+        for step in rec["steps"]:
             reply = step["reply"]
             # a step may stand for several calls (self-consistency votes)
             g["calls"] += 0 if reply.get("cached", False) else step.get("info", {}).get("calls", 1)
@@ -260,7 +262,7 @@ def figure_cells(
     from .dataset import DatasetError, load_dataset
 
     found: dict[str, Any] = {}
-    records: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    records: dict[tuple[str, str], dict[str, TrajectoryRecord]] = defaultdict(dict)
     kinds: dict[tuple[str, str], dict[str, Any]] = {}
     wanted = set(instance_ids)
     for run in open_runs(run_dirs):
@@ -278,7 +280,7 @@ def figure_cells(
             if inst.id in wanted and inst.id not in found:
                 found[inst.id] = inst
         for rec in run_records(run):
-            if rec["instance_id"] not in wanted or rec.get("sample", 0) != sample:
+            if rec["instance_id"] not in wanted or rec["sample"] != sample:
                 continue
             if models and rec["model"] not in models:
                 continue
@@ -287,7 +289,7 @@ def figure_cells(
             key = (rec["model"], rec["strategy"])
             records[key][rec["instance_id"]] = rec
             kinds[key] = {"model": rec["model"], "strategy": rec["strategy"],
-                          "kind": kind_of(rec["backend"], rec.get("simulated", False))}
+                          "kind": kind_of(rec["backend"], rec["simulated"])}
     missing = [i for i in instance_ids if i not in found]
     if missing:
         raise RunDirError(f"unknown instance id(s) {', '.join(missing)}: not in the runs' datasets")
@@ -297,15 +299,15 @@ def figure_cells(
     return [found[i] for i in instance_ids], rows
 
 
-def _grid_cell(rec: dict[str, Any] | None) -> Any:
+def _grid_cell(rec: TrajectoryRecord | None) -> Any:
     if rec is None:
         return None
-    m = rec.get("metrics") or {}
+    m = rec["metrics"]
     caption = " · ".join(f"{name} {100 * m[key]:.1f}" for name, key in (("IoU", "iou"),
                                                                             ("Dist", "dist"))
                          if m.get(key) is not None)
-    if rec["status"] == "answered" and rec.get("prediction"):
+    if rec["status"] == "answered" and rec["prediction"]:
         return GridCell(box=rec["prediction"], caption=caption)
-    err = rec.get("error") or {}
-    return GridCell(note="unanswered" + (f" ({err['kind']})" if err.get("kind") else ""),
+    err = rec["error"]
+    return GridCell(note="unanswered" + (f" ({err['kind']})" if err else ""),
                     caption=caption)

@@ -274,8 +274,9 @@ def test_grid_eliminating_diagonal_cells_stops_instead_of_repeating_itself(tmp_p
     fp.reset(Reply('{"eliminate": []}'))  # keeping every cell narrows nothing either
     (r,) = run(tmp_path / "e", wide, fp, "spoe-grid:T=3")
     assert len(fp.requests) == 1
+    from unseen.engine import types
     from unseen.views.steps import step_caption
 
-    assert step_caption({"name": "ask", "index": 0, "info": {"t": 1},
-                         "parsed": {"eliminate": [2, 3]}, "region": [0, 0, 1000, 800]},
-                        {}) == "t=1 eliminate cells 2, 3"
+    step = types.Step(name="ask", index=0, prompt="", reply=types.Reply(), info={"t": 1},
+                      parsed={"eliminate": [2, 3]}, region=[0, 0, 1000, 800])
+    assert step_caption(step.model_dump(), {}) == "t=1 eliminate cells 2, 3"

@@ -112,6 +112,7 @@ def director_run(
     Finished calls are journalled; rerun with the same --out to resume.
     """
     from ..director import run_study
+    from ..engine.runner import RunResult
     from ..evals.director.study import load_design
     from .estimate import check_format, print_estimate
 
@@ -140,6 +141,7 @@ def director_run(
                            batch_window_s=batch_window, batch_poll_s=batch_poll)
     except KeyboardInterrupt:
         interrupted("calls", run_dir)
+    assert isinstance(result, RunResult)  # not a dry run
     if quiet_or_resumed(result, quiet, "calls"):
         return close(result, "calls", strict, quiet)
     answered = f"{result.answered}/{result.done} answered" if result.done else "nothing new to run"

@@ -65,6 +65,7 @@ def run(
     from ..api import run as run_api
     from ..engine.benchmark import defaults_of, detect
     from ..engine.benchmark import get as get_benchmark
+    from ..engine.runner import RunResult
 
     check_format(fmt, dry_run)
     bench = get_benchmark(benchmark) if benchmark else detect(data)
@@ -90,13 +91,16 @@ def run(
             adaptive=not fixed_concurrency, max_cost=max_cost, prices=prices,
             batch=batch, batch_window_s=batch_window, batch_poll_s=batch_poll,
         )
+        assert isinstance(result, RunResult)  # not a dry run
         if not strategy and defaults.rules and not result.cost_capped:  # for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),
                             benchmark=bench.name, samples=samples, limit=limit, out=run_dir,
                             progress=False)
+            assert isinstance(rules, RunResult)
             result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
     except KeyboardInterrupt:
         interrupted("trajectories", run_dir)
+    assert isinstance(result, RunResult)  # not a dry run
     if quiet_or_resumed(result, quiet, "trajectories"):
         return close(result, "trajectories", strict, quiet)
     base = defaults.baseline if defaults.baseline in strategies and len(strategies) > 1 \

@@ -90,7 +90,7 @@ def figure(
             raise UserError("--instances needs at least one instance id")
     else:
         (how, n), = given.items()
-        pick = (how, n)
+        pick = (how, int(n))  # --worst, --best, --random: a count
     views, runs = open_runs(run_dirs, "draw")
     options = FigureOptions(ids, out_file, models=model, strategies=strategy, sample=sample,
                             dpi=dpi, pick=pick, seed=seed)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -27,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.images import load_image, open_image
+from ..engine.records import ImageRecord, TrajectoryRecord
 from ..engine.rundir import kind_of, who
 from ..engine.sanitize import shown, shown_now
 from ..renderers.overlay import draw
@@ -105,11 +106,11 @@ def short_id(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def usage_text(reply: dict[str, Any]) -> str:
-    u = reply.get("usage") or {}
-    cached = f" ({u['cached_input_tokens']} cached)" if u.get("cached_input_tokens") else ""
-    return (f"in {u.get('input_tokens', 0)}{cached} · out {u.get('output_tokens', 0)} · "
-            f"reasoning {u.get('reasoning_tokens', 0)}")
+def usage_text(u: Mapping[str, Any]) -> str:
+    """A reply's token counts (``UsageRecord``, or their sums over the steps)."""
+    cached = f" ({u['cached_input_tokens']} cached)" if u["cached_input_tokens"] else ""
+    return (f"in {u['input_tokens']}{cached} · out {u['output_tokens']} · "
+            f"reasoning {u['reasoning_tokens']}")
 
 
 def outcome_text(outcome: str) -> Text:
@@ -117,16 +118,21 @@ def outcome_text(outcome: str) -> Text:
     return Text(f"{MARK.get(outcome, '?')} {outcome}", style=OUTCOME_STYLE.get(outcome, ""))
 
 
-def status_text(rec: dict[str, Any]) -> str:
+def error_kind(rec: TrajectoryRecord, missing: str = "?") -> str:
+    """The kind of the record's error (``missing`` for a record without one)."""
+    err = rec["error"]
+    return err["kind"] if err else missing
+
+
+def status_text(rec: TrajectoryRecord) -> str:
     """``answered``, or ``unanswered (parse)``."""
-    kind = (rec.get("error") or {}).get("kind")
-    return rec.get("status", "?") + (f" ({kind})" if kind else "")
+    err = rec["error"]
+    return rec["status"] + (f" ({err['kind']})" if err else "")
 
 
-def record_who(rec: dict[str, Any], *, loud: bool = True) -> str:
+def record_who(rec: TrajectoryRecord, *, loud: bool = True) -> str:
     """The record's model, marked as :func:`who` marks it."""
-    return who(rec.get("model", "?"), kind_of(rec.get("backend", ""),
-                                               bool(rec.get("simulated"))), loud=loud)
+    return who(rec["model"], kind_of(rec["backend"], rec["simulated"]), loud=loud)
 
 
 # --- panels ----------------------------------------------------------------------------------
@@ -142,18 +148,18 @@ def kv(rows: Iterable[tuple[str, RenderableType]]) -> Table:
     return grid
 
 
-def model_view(part: dict[str, Any]) -> Image.Image:
+def model_view(part: ImageRecord) -> Image.Image:
     """The image of a step's image part as the model saw it (overlay redrawn), full size."""
     img = load_image(part["path"])
-    spec = part.get("overlay")
+    spec = part["overlay"]
     return draw(img, spec) if spec else img
 
 
-def small_view(part: dict[str, Any], cols: int) -> Image.Image:
+def small_view(part: ImageRecord, cols: int) -> Image.Image:
     """The model's view for half-blocks: drawn at twice the cell resolution (lines and labels
     stay readable once scaled down), then reduced to ``cols`` × 2·rows pixels."""
     img = load_image(part["path"])
-    spec = dict(part.get("overlay") or {})
+    spec = dict(part["overlay"] or {})
     if "crop" in spec:
         img = img.crop(tuple(round(v) for v in spec.pop("crop")))
     c, r = cell_size(img.size, cols)
@@ -200,7 +206,7 @@ class Pictures:
         except OSError as exc:
             return Text(f"(image unreadable: {exc})", style="red")
 
-    def step(self, part: dict[str, Any]) -> RenderableType:
+    def step(self, part: ImageRecord) -> RenderableType:
         return self.draw(lambda: model_view(part), lambda cols: small_view(part, cols))
 
     def layout(self, images: list[RenderableType], text: RenderableType,

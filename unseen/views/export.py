@@ -10,6 +10,7 @@ several benchmarks are refused: export each kind into its own folder.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from .common import ExportResult, e, page
@@ -17,7 +18,7 @@ from .protocol import ExportOptions, ExportPage
 from .registry import open_runs
 
 
-def export_html(run_dirs: list[str | Path], out_dir: str | Path, *, baseline: str | None = None,
+def export_html(run_dirs: Sequence[str | Path], out_dir: str | Path, *, baseline: str | None = None,
                 max_strips: int = 30, pool: bool = False) -> ExportResult:
     """Write ``out_dir/index.html`` and its images under ``out_dir/img/``."""
     views, runs = open_runs(list(run_dirs), "export")

@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
-from ..engine.journal import checked
+from ..engine.records import TrajectoryRecord
 from ..engine.rundir import Head, RunDir, RunDirError
 from .common import (
     ExportResult,
@@ -46,17 +45,17 @@ from .protocol import (
     Filters,
 )
 from .select import NoMatch, find_instance, narrow, step_number, with_step
-from .steps import cost_rows, metrics_text, step_panel, strip_tiles
+from .steps import Rows, cost_rows, metrics_text, step_panel, strip_tiles
 
 
-def select(run: RunDir, instance: str, filters: Filters) -> list[dict[str, Any]]:
+def select(run: RunDir, instance: str, filters: Filters) -> list[TrajectoryRecord]:
     """The matching trajectories of one instance, read and checked in full."""
     heads = run.heads()
     iid = find_instance([h.instance_id for h in heads], instance, str(run.path))
     chosen = narrow([h for h in heads if h.instance_id == iid], filters,
                     f"instance {iid!r} of {run.path}", get=getattr)
     chosen.sort(key=lambda h: (h.model, h.strategy, h.sample))
-    return [checked(run.read(h), run.journal) for h in chosen]
+    return [run.record(h) for h in chosen]
 
 
 class GenericViews:
@@ -99,19 +98,19 @@ class GenericViews:
         for r in records:
             console.rule(f"{escape(r['instance_id'])} · {escape(record_who(r))} · "
                          f"{escape(r['strategy'])} · sample {r['sample']}")
-            steps = [s for s in r.get("steps") or []
+            steps = [s for s in r["steps"]
                      if filters.step is None or step_number(s) == filters.step]
             for s in steps:
                 console.print(step_panel(console, pictures, r, s, filters.full))
             if filters.step is None:
-                rows = [("status", Text(status_text(r),
-                                        style="red" if r.get("error") else "green"))]
-                if r.get("error"):
-                    rows.append(("error", Text(r["error"].get("message", ""), style="red")))
-                rows += [("prediction", Text(value_text(r.get("prediction")), style="bold")),
-                         ("metrics", Text(metrics_text(r.get("metrics")))), *cost_rows(r)]
+                rows: Rows = [("status", Text(status_text(r),
+                                        style="red" if r["error"] else "green"))]
+                if r["error"]:
+                    rows.append(("error", Text(r["error"]["message"], style="red")))
+                rows += [("prediction", Text(value_text(r["prediction"]), style="bold")),
+                         ("metrics", Text(metrics_text(r["metrics"]))), *cost_rows(r)]
                 console.print(Panel(kv(rows), title="result", title_align="left",
-                                    border_style="red" if r.get("error") else "green"))
+                                    border_style="red" if r["error"] else "green"))
 
     def strip_png(self, run: RunDir, instance_id: str, out: Path, filters: Filters):
         from ..renderers.strips import strip
@@ -125,7 +124,7 @@ class GenericViews:
         if not tiles:
             raise NoMatch(f"{r['instance_id']}: no step of this trajectory sent an image")
         title = (f"{r['instance_id']} · {record_who(r, loud=False)} · {r['strategy']} · "
-                 f"sample {r['sample']} · {status_text(r)} · {value_text(r.get('prediction'))}")
+                 f"sample {r['sample']} · {status_text(r)} · {value_text(r['prediction'])}")
         _, layout = strip(tiles, out, title=title)
         return layout
 

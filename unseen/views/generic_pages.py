@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from ..engine.journal import checked
+from ..engine.records import ImageRecord, StepRecord, TrajectoryRecord
 from ..engine.rundir import Head, RunDir
 from ..renderers.terminal import HalfBlockImage
 from .common import (
@@ -89,55 +89,55 @@ class StepsTui:
         t.append(f"{row.instance_id} · {who(row.model, row.head.kind)} · {row.strategy} · "
                  f"sample {row.sample}\n", style="bold")
 
-    def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
+    def detail(self, row: TuiRow, record: TrajectoryRecord) -> Pane:
         t = Text()
         self.title(row, t)
         t.append_text(outcome_text(row.outcome))
-        t.append(f"  prediction {value_text(record.get('prediction'))}\n")
-        t.append(f"metrics {metrics_text(record.get('metrics'))}\n")
+        t.append(f"  prediction {value_text(record['prediction'])}\n")
+        t.append(f"metrics {metrics_text(record['metrics'])}\n")
         self._error(t, record)
-        n = len(record.get("steps") or [])
-        t.append(f"{n} step{'s' * (n != 1)} · {record.get('seconds') or 0:.3f} s", style="dim")
-        parts = [p for s in record.get("steps") or [] for p in s.get("images") or []]
+        n = len(record["steps"])
+        t.append(f"{n} step{'s' * (n != 1)} · {record['seconds']:.3f} s", style="dim")
+        parts = [p for s in record["steps"] for p in s["images"]]
         return Pane(t, self.pictures(parts[-1:]) if parts else None)
 
     @staticmethod
-    def _error(t: Text, record: dict[str, Any]) -> None:
-        if record.get("error"):
+    def _error(t: Text, record: TrajectoryRecord) -> None:
+        if record["error"]:
             t.append(f"{record['error'].get('kind')}: {record['error'].get('message', '')}\n",
                      style="red")
 
-    def step_labels(self, row: TuiRow, record: dict[str, Any]) -> list[str]:
-        params = record.get("params") or {}
-        return [step_caption(s, params) for s in record.get("steps") or []]
+    def step_labels(self, row: TuiRow, record: TrajectoryRecord) -> list[str]:
+        params = record["params"]
+        return [step_caption(s, params) for s in record["steps"]]
 
-    def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
-        s = (record.get("steps") or [])[index]
-        reply = s.get("reply") or {}
-        info = s.get("info") or {}
+    def step(self, row: TuiRow, record: TrajectoryRecord, index: int) -> Pane:
+        s = record["steps"][index]
+        reply = s["reply"]
+        info = s["info"]
         t = Text()
-        t.append(f"step {step_number(s, index)} · {s.get('name', '')}"
+        t.append(f"step {step_number(s, index)} · {s['name']}"
                  + (f" · t={info['t']}" if "t" in info else ""), style="bold")
         t.append(f"   {row.instance_id} · {row.model} · {row.strategy}\n", style="dim")
         prompt_and_reply(t, s)
-        if s.get("parse_error"):
+        if s["parse_error"]:
             t.append(f"parse error: {s['parse_error']}\n", style="red")
-        elif not reply.get("error"):
-            t.append(f"parsed {parsed_text(s, record.get('params') or {})}\n")
+        elif not reply["error"]:
+            t.append(f"parsed {parsed_text(s, record['params'])}\n")
         self.step_extra(row, record, s, t)
         usage_line(t, reply)
-        return Pane(t, self.pictures(s.get("images") or self.default_images(row)))
+        return Pane(t, self.pictures(s["images"] or self.default_images(row)))
 
-    def step_extra(self, row: TuiRow, record: dict[str, Any], s: dict[str, Any],
+    def step_extra(self, row: TuiRow, record: TrajectoryRecord, s: StepRecord,
                    t: Text) -> None:
-        if s.get("region"):
+        if s["region"]:
             t.append(f"region {value_text(s['region'])}\n")
 
-    def default_images(self, row: TuiRow) -> list[dict[str, Any]]:
+    def default_images(self, row: TuiRow) -> list[ImageRecord]:
         return []
 
     @staticmethod
-    def pictures(parts: list[dict[str, Any]]) -> Any:
+    def pictures(parts: list[ImageRecord]) -> Any:
         """The images of ``parts`` as half-blocks, overlays redrawn."""
         if not parts:
             return None
@@ -147,19 +147,19 @@ class StepsTui:
         except OSError as exc:
             return Text(f"(image unreadable: {exc})")
 
-    def prediction(self, record: dict[str, Any]) -> str:
-        return value_text(record.get("prediction"))
+    def prediction(self, record: TrajectoryRecord) -> str:
+        return value_text(record["prediction"])
 
-    def metrics_line(self, record: dict[str, Any]) -> str:
-        return metrics_text(record.get("metrics"))
+    def metrics_line(self, record: TrajectoryRecord) -> str:
+        return metrics_text(record["metrics"])
 
-    def column(self, row: TuiRow, record: dict[str, Any]) -> Text:
+    def column(self, row: TuiRow, record: TrajectoryRecord) -> Text:
         t = Text()
         t.append(f"{fold_label(row.strategy, 12)}\n", style="bold")
         t.append_text(outcome_text(row.outcome))
         t.append(f"\nprediction {self.prediction(record)}\n{self.metrics_line(record)}\n")
         self._error(t, record)
-        params = record.get("params") or {}
+        params = record["params"]
         column_steps(t, record, lambda s: step_caption(s, params))
         return t
 
@@ -202,7 +202,7 @@ def export_page(views: Any, runs: list[RunDir], out_dir: Path, options: ExportOp
             cell = (f"{e(label)}: <span{bad}>{e(MARK.get(outcome, ''))} {e(status)} · "
                     f"{e(value_text(h.prediction))}</span>")
             if len(result.strips) < options.max_strips:
-                record = checked(runs[k].read(h), runs[k].journal)
+                record = runs[k].record(h)
                 tiles = strip_tiles(record, None)
                 if tiles:
                     from ..renderers.strips import strip

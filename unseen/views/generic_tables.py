@@ -55,7 +55,7 @@ def metric_rows(heads: Iterable[Head]) -> list[dict[str, Any]]:
                      "answered": 100 * sum(h.answered for h in hs) / len(hs),
                      **{k: sum(v) / len(v) for k, v in sums.items()}})
     order = {"model": 0, "human": 1, "sim": 2, "rule": 3}
-    rows.sort(key=lambda r: (order.get(r["kind"], 9), r["model"], r["strategy"]))
+    rows.sort(key=lambda r: (order.get(str(r["kind"]), 9), r["model"], r["strategy"]))
     return rows
 
 

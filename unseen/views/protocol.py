@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rich.console import Console, RenderableType
 
+from ..engine.records import TrajectoryRecord
 from ..engine.rundir import Head, RunDir
 from .common import ExportResult
 
@@ -172,19 +173,19 @@ class TuiRun(Protocol):
         """A (model, strategy) group: outcomes and means."""
         ...
 
-    def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
+    def detail(self, row: TuiRow, record: TrajectoryRecord) -> Pane:
         """A trajectory: its outcome, prediction, metrics and result image."""
         ...
 
-    def step_labels(self, row: TuiRow, record: dict[str, Any]) -> list[str]:
+    def step_labels(self, row: TuiRow, record: TrajectoryRecord) -> list[str]:
         """The tree's label of each step (plain text)."""
         ...
 
-    def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
+    def step(self, row: TuiRow, record: TrajectoryRecord, index: int) -> Pane:
         """One step: prompt, reply, parsed answer, the image the model saw."""
         ...
 
-    def column(self, row: TuiRow, record: dict[str, Any]) -> RenderableType:
+    def column(self, row: TuiRow, record: TrajectoryRecord) -> RenderableType:
         """A trajectory as one column of the compare view (``c``)."""
         ...
 

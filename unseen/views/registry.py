@@ -8,6 +8,7 @@ the generic method in its place.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def views_for(benchmark: str) -> BenchmarkViews:
                                           outcome=getattr(views, "outcome", None)))
 
 
-def open_runs(paths: list[str | Path], what: str) -> tuple[BenchmarkViews, list[RunDir]]:
+def open_runs(paths: Sequence[str | Path], what: str) -> tuple[BenchmarkViews, list[RunDir]]:
     """The run directories (each checked to be one) and the views of their benchmark; runs
     of several benchmarks are refused, one line naming each kind."""
     runs = [RunDir.open(p) for p in paths]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine.errors import UnseenError
+from ..engine.records import StepRecord, TrajectoryRecord
 
 
 class NoMatch(UnseenError, ValueError):
@@ -127,7 +128,7 @@ def _frozen(params: dict[str, Any]) -> tuple:
 # --- steps: shown 1..n, as the paper numbers iterations (t = 1..T) ----------------------------
 
 
-def step_number(step: dict[str, Any], default: int = 0) -> int:
+def step_number(step: StepRecord, default: int = 0) -> int:
     """The number a user sees for a journaled step: its 0-based ``index`` plus one."""
     return int(step.get("index", default)) + 1
 
@@ -143,13 +144,14 @@ def numbers_text(numbers: Sequence[int]) -> str:
     return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs) or "none"
 
 
-def with_step(records: list[dict[str, Any]], step: int, what: str = "steps") -> list[dict[str, Any]]:
+def with_step(records: list[TrajectoryRecord], step: int,
+              what: str = "steps") -> list[TrajectoryRecord]:
     """The records that have step number ``step``; else a :class:`NoMatch` listing the
     numbers they have (``what`` names them: ``steps, one per turn``)."""
     chosen = [r for r in records
-              if any(step_number(s) == step for s in r.get("steps") or [])]
+              if any(step_number(s) == step for s in r["steps"])]
     if not chosen:
-        have = [step_number(s) for r in records for s in r.get("steps") or []]
+        have = [step_number(s) for r in records for s in r["steps"]]
         which = ("this trajectory" if len(records) == 1
                  else f"the {len(records)} matching trajectories")
         raise NoMatch(f"no step {step} in {which} ({what}: {numbers_text(have)})")

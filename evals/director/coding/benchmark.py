@@ -48,6 +48,8 @@ class DirectorCoding:
     def plan(self, request: RunRequest, strategies: list, backends: list,
              run_dir: Path) -> Plan:
         o = request.options
+        if request.data is None:  # the run pipeline always names the study's run directory
+            raise CodingError("a coding run reads a study's run directory: give its path")
         pass_, seed, size = o.get("pass", "main"), o.get("seed", 0), o.get("batch_size", 20)
         items, untraced = select(request.data, pass_=pass_, models=o.get("models", ()),
                                  conditions=o.get("conditions", ()),

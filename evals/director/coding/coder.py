@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from langgraph.graph import StateGraph
 
 #: The highest reasoning effort the OpenAI API names (see the module docstring).
-MAX_EFFORT = "max"
+MAX_EFFORT: ReasoningEffort = "max"
 
 
 class CoderParams(BaseModel):
@@ -104,10 +104,12 @@ def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
         if sees == "not_stated" and not second_pass:
             report = parse_reply(it.get("reply"), {"visible": "ints", "block": "int"})
             if report is not None:
-                sees = "seen" if report["block"] in report["visible"] else "unseen"
+                visible = report["visible"]
+                sees = "seen" if isinstance(visible, list) and report["block"] in visible \
+                    else "unseen"
         reading = codes.reading
         if rng.random() < error:
-            reading = rng.choice([r for r in READINGS if r != reading])
+            reading = rng.choice([r for r in READINGS if r != reading])  # type: ignore[misc]
         # every code comes with a quote: where no sentence gave a code, the words where the
         # trace makes its choice (its reading sentence, else its last sentence)
         fallback = quotes["reading_quote"] or last_sentence(it["trace"])

@@ -25,6 +25,7 @@ from typing import Any
 
 from ....engine.errors import UnseenError
 from ....engine.journal import JOURNAL, latest
+from ....engine.records import StepRecord, TrajectoryRecord
 from ....engine.types import Instance
 from ....engine.userfiles import read_json_lines
 from ..study_run import reply_row, run_model_names
@@ -52,7 +53,7 @@ def neutral_id(seed: int, pass_: str, key: str) -> str:
     return "item-" + hashlib.sha256(f"{seed}/{pass_}/{key}".encode()).hexdigest()[:10]
 
 
-def _traced_step(rec: dict[str, Any]) -> dict[str, Any] | None:
+def _traced_step(rec: TrajectoryRecord) -> StepRecord | None:
     for step in reversed(rec.get("steps") or []):
         if (step.get("reply") or {}).get("reasoning"):
             return step

@@ -147,7 +147,7 @@ def agreement(run_dir: str | Path, sheets: list[Path], seed: int = 0) -> dict[st
     pairs = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            row = {"a": a, "b": b}
+            row: dict[str, Any] = {"a": a, "b": b}
             for code in ("reading", "sees"):
                 row[code] = _pair([coders[a][it["id"]][code] for it in real],
                                   [coders[b][it["id"]][code] for it in real], seed)

@@ -4,6 +4,7 @@ occluded while its reference is seen, the target planned into every part of the 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -222,6 +223,7 @@ def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task,
     pts = part_points(mesh, target, 64, np.random.default_rng(target.object_id))
     ref_ids = [by_name[r][1].object_id for r in task.reference]
     ref_mesh = by_name[task.reference[0]][0]
+    assert task.occluder is not None  # planned_views gives views to occluded tasks only
     occ = by_name[task.occluder][1].object_id
     c = np.asarray(target.center)
     front = target.front[:2] / np.linalg.norm(target.front[:2])
@@ -254,7 +256,7 @@ def _task_views(layout: RoomLayout, meshes: list[Mesh], scene: Mesh, task: Task,
             continue
         renders += 1
         chk = check_hidden(render(scene, cam, ids_only=True), cam, pts, target.object_id,
-                           ref_ids, lambda c=cam: primary_pixels(ref_mesh, c), occ, gap_m=0.03,
+                           ref_ids, functools.partial(primary_pixels, ref_mesh, cam), occ, gap_m=0.03,
                            min_box_frac=MIN_BOX_FRAC * 1.12, min_occluder_share=0.5,
                            max_occluder_frac=0.35)
         why[chk.why or "ok"] = why.get(chk.why or "ok", 0) + 1

@@ -4,6 +4,7 @@ task descriptions, and ``make_room``, which places them."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -100,7 +101,7 @@ def _cabinet_group(p: Plan, near: str):
     return width, build
 
 
-def _door_group(p: Plan):
+def _door_group(p: Plan) -> tuple[float, Callable[[str, float], None]]:
     """A door with its hallway; the light switch hidden by the open leaf or a plant, the
     handle of a closed door by a coat rack (or left in sight)."""
     ow, oh, cw = p.u(0.82, 0.92), p.u(2.0, 2.1), 0.07
@@ -166,7 +167,7 @@ def _door_group(p: Plan):
     return width, build
 
 
-def _window_group(p: Plan):
+def _window_group(p: Plan) -> tuple[float, Callable[[str, float], None]]:
     """A window over a radiator: the valve hidden by an armchair, the window handle by a
     curtain."""
     ww, wz0 = p.u(1.0, 1.4), p.u(0.85, 0.95)

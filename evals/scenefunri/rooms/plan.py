@@ -4,7 +4,8 @@ small parts every group uses (sockets, cables, knobs, armchairs, plants, coat ra
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class Plan:
 
     def tint(self, palette) -> tuple[float, float, float]:
         base, f = self.pick(palette), self.rng.uniform(0.95, 1.05, 3)
-        return tuple(round(float(min(1.0, c * k)), 3) for c, k in zip(base, f, strict=True))
+        return _triple(min(1.0, c * k) for c, k in zip(base, f, strict=True))
 
     # wall coordinates: s along the wall (left to right seen from inside), off from it
     def length(self, wall: str) -> float:
@@ -105,8 +106,8 @@ class Plan:
     def add_world(self, kind: str, name: str, center, size, yaw: float, **kw) -> Item:
         if any(it.name == name for it in self.items):
             raise ValueError(f"duplicate item name {name!r}")
-        it = Item(name=name, kind=kind, center=tuple(round(float(v), 4) for v in center),
-                  size=tuple(round(float(v), 4) for v in size), yaw_deg=round(float(yaw), 3),
+        it = Item(name=name, kind=kind, center=_triple(center, 4),
+                  size=_triple(size, 4), yaw_deg=round(float(yaw), 3),
                   object_id=len(self.items) + 1, **kw)
         self.items.append(it)
         return it
@@ -149,7 +150,7 @@ class Plan:
         return out
 
     def place(self, width: float, build: Callable[[str, float], None], walls=WALLS,
-              first: list[tuple[str, float]] = (), tries: int = 12) -> tuple[str, float] | None:
+              first: Sequence[tuple[str, float]] = (), tries: int = 12) -> tuple[str, float] | None:
         """Put a group ``width`` wide along a wall: the ``first`` starts, then random ones."""
         options = list(first)
         for _ in range(tries):
@@ -186,7 +187,7 @@ def cable(p: Plan, name: str, path, color, wall: str | None = None,
     pushed towards that wall."""
     pts = np.asarray(path, float)
     lo, hi = pts.min(axis=0) - 0.03, pts.max(axis=0) + 0.03
-    params = {"path": tuple(tuple(round(float(v), 4) for v in q) for q in pts)}
+    params: dict[str, Any] = {"path": tuple(tuple(round(float(v), 4) for v in q) for q in pts)}
     if wall is not None:
         inward = wall_frame(wall, p.W, p.D)[2]
         params.update(plug=True, plug_dir=(float(-inward[0]), float(-inward[1])))
@@ -233,3 +234,8 @@ def coat_rack(p: Plan, name: str, wall: str, s: float, off: float) -> Item:
     return p.add("coat_rack", name, wall, s, off, 0.0, (0.55, 0.55, p.u(1.75, 1.85)), centred=True,
                  color=(0.3, 0.22, 0.16), label="coat rack", solid=True, params={"coats": coats})
 
+
+def _triple(values: Iterable[Any], digits: int = 3) -> tuple[float, float, float]:
+    """Three numbers rounded to ``digits`` places (a colour, a centre, a size)."""
+    a, b, c = (round(float(v), digits) for v in values)
+    return a, b, c

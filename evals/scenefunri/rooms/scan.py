@@ -78,28 +78,29 @@ def sample_scan(meshes: list[Mesh], layout: RoomLayout, rng, n_points: int = 600
     and annotated with its affordance; one "exclude" annotation marks a reflective surface
     (mirror, TV or window), as the real data marks regions to leave out. Points are shuffled,
     so annotations index scattered rows."""
-    chunks, owner = [], []
+    chunks: list[tuple[np.ndarray, np.ndarray]] = []
+    owned: list[np.ndarray] = []
     plain = [(m, it) for m, it in zip(meshes, layout.items, strict=True) if not it.affordance]
     areas = np.array([_triangles(m)[1].sum() for m, _ in plain])
     counts = rng.multinomial(n_points, areas / areas.sum())
     for (m, it), c in zip(plain, counts, strict=True):
         if c:
             chunks.append(_sample_faces(m, np.arange(m.n_faces), int(c), rng))
-            owner.append(np.full(int(c), it.object_id))
+            owned.append(np.full(int(c), it.object_id))
     for m, it in zip(meshes, layout.items, strict=True):
         if it.affordance:
             faces = _exposed_faces(m, it)
             area = _triangles(m)[1][faces].sum()
             c = int(np.clip(round(area * part_density), *part_range))
             chunks.append(_sample_faces(m, faces, c, rng))
-            owner.append(np.full(c, it.object_id))
+            owned.append(np.full(c, it.object_id))
     points = np.concatenate([c[0] for c in chunks])
     colors = np.concatenate([c[1] for c in chunks])
-    owner = np.concatenate(owner)
+    owner = np.concatenate(owned)
     order = rng.permutation(len(points))
     points, colors, owner = points[order], colors[order], owner[order]
     annotations = [Annotation(annot_id(layout, it.name), np.flatnonzero(owner == it.object_id),
-                              it.affordance) for it in layout.functional]
+                              it.affordance or "") for it in layout.functional]
     for kind in ("mirror", "tv", "window", "hallway"):
         shiny = [it for it in layout.items if it.kind == kind]
         if shiny:

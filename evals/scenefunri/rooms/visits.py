@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from .cameras import Check, check_hidden, geometry_scene, make_camera, planned_v
 from .furniture import make_room
 from .scan import annot_id, desc_id, sample_scan
 
-LIGHT = {"light_dir": (0.25, -0.35, 1.0), "ambient": 0.6}
+LIGHT: dict[str, Any] = {"light_dir": (0.25, -0.35, 1.0), "ambient": 0.6}
 
 
 @dataclass
@@ -85,7 +87,8 @@ def laser_to_arkit(rng) -> np.ndarray:
     """A rigid transform that is never the identity: a turn about z and a shift."""
     yaw = math.radians(rng.uniform(20, 340))
     t = np.eye(4)
-    t[:3, :3] = [[math.cos(yaw), -math.sin(yaw), 0], [math.sin(yaw), math.cos(yaw), 0], [0, 0, 1]]
+    t[:3, :3] = np.array([[math.cos(yaw), -math.sin(yaw), 0], [math.sin(yaw), math.cos(yaw), 0],
+                          [0, 0, 1]])
     t[:3, 3] = (rng.uniform(-4, 4), rng.uniform(-4, 4), rng.uniform(-0.5, 0.5))
     return t
 
@@ -105,7 +108,9 @@ def build_visit(index: int, seed: int = 0, size=(640, 480), color: bool = True) 
     by_name = {it.name: it for it in layout.items}
     ann = {a.annot_id: a for a in annotations}
     shadows = contact_shadows(layout)
-    frames, intended, dropped = [], [], 0
+    frames: list[FrameData] = []
+    intended: list[Intended] = []
+    dropped = 0
     width, height = size
     for v in views:
         cam = make_camera(v.camera_to_world, width, height)
@@ -122,14 +127,15 @@ def build_visit(index: int, seed: int = 0, size=(640, 480), color: bool = True) 
             refs = [by_name[n].object_id for n in v.task.reference]
             ref_mesh = meshes[layout.items.index(by_name[v.task.reference[0]])]
             chk = check_hidden(r, cam, pts, target.object_id, refs,
-                               lambda m=ref_mesh, c=cam: primary_pixels(m, c))
+                               functools.partial(primary_pixels, ref_mesh, cam))
             if not chk.ok:
                 dropped += 1
                 continue
         ts = f"{1000 + 0.1 * len(frames):.3f}"
         k = Intrinsics(width, height, cam.K[0, 0], cam.K[1, 1], cam.K[0, 2], cam.K[1, 2])
+        assert r.color is not None and r.depth is not None  # rendered in full
         frames.append(FrameData(ts, r.color, r.depth, k, v.camera_to_world))
-        if chk is not None:
+        if chk is not None and v.task is not None:
             intended.append(Intended(desc_id(layout, v.task), v.task.text,
                                      [annot_id(layout, v.task.target)], ts, v.camera_to_world, chk))
     t3 = time.perf_counter()
@@ -138,8 +144,8 @@ def build_visit(index: int, seed: int = 0, size=(640, 480), color: bool = True) 
     l2a = laser_to_arkit(np.random.default_rng([seed, index, 3]))
     arkit_vertices = scene.vertices @ l2a[:3, :3].T + l2a[:3, 3]
     vcol = np.zeros((len(scene.vertices), 3))
-    for k in range(3):  # vertices take their faces' colours (the last face written wins)
-        vcol[scene.faces[:, k]] = scene.colors
+    for j in range(3):  # vertices take their faces' colours (the last face written wins)
+        vcol[scene.faces[:, j]] = scene.colors
     video = VideoData(video_id(index), frames, l2a, arkit_vertices, scene.faces.copy(),
                       np.clip(np.rint(vcol * 255), 0, 255).astype(np.uint8))
     descriptions = [Description(desc_id(layout, t), [annot_id(layout, t.target)], t.text)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir, RunDirError
 from ...evals.director.analyze import (
     MARGIN_GROUP,
@@ -45,7 +46,7 @@ from ...evals.director.tables import (
     rate_tables,
     what,
 )
-from ..common import ExportResult, e, img_attrs, slug
+from ..common import ExportResult, e, error_kind, img_attrs, slug
 from ..protocol import ExportOptions, ExportPage, Section
 from .marks import choice_role, chosen_block, fields_text, key_text
 from .png import write_png
@@ -301,7 +302,8 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
         cells = [f"<td class=l>{_model_html(c.model, simulated, label)}</td>", f"<td>{diff}</td>",
                  f"<td>{e(v['interval'])}</td>"]
         if margin:
-            vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "")
+            vcls = {True: "within", False: "notwithin"}.get(c.equivalent, "") \
+                if c.equivalent is not None else ""
             cells.append(f"<td><span class={vcls}>{e(v['verdict'])}</span></td>" if vcls
                          else "<td></td>")
         else:
@@ -316,22 +318,22 @@ def _changes_table(group: str, changes: Sequence[Change], simulated: dict[str, s
 # --- example scenes ----------------------------------------------------------------------------
 
 
-def _caption(rec: dict[str, Any], inst: Any) -> list[str]:
+def _caption(rec: TrajectoryRecord, inst: Any) -> list[str]:
     """Caption lines: condition, report, choice, key."""
-    p = rec.get("params") or {}
+    p = rec["params"]
     lines = [f"condition {p.get('condition', '?')} · batch {p.get('batch', '')} · "
-             f"sample {rec.get('sample', 0)}"]
-    pred = rec.get("prediction") if isinstance(rec.get("prediction"), dict) else {}
-    m = rec.get("metrics") or {}
-    if rec.get("status") != "answered":
-        kind = (rec.get("error") or {}).get("kind", "")
-        lines.append(f"unanswered ({kind or rec.get('status', '?')})")
+             f"sample {rec['sample']}"]
+    pred = rec["prediction"] if isinstance(rec["prediction"], dict) else {}
+    m = rec["metrics"]
+    if rec["status"] != "answered":
+        kind = error_kind(rec, "")
+        lines.append(f"unanswered ({kind or rec['status']})")
     report = {k: v for k, v in pred.items() if k in ("visible", "known", "count")}
     if report:
         ok = {"visible": "accuracy", "known": "known", "count": "count"}
         marks = [("✓" if m[ok[k]] >= 1 else "✗") for k in report if ok[k] in m]
         lines.append(f"report: {fields_text(report)}" + (f" {' '.join(marks)}" if marks else ""))
-    elif rec.get("status") == "answered":
+    elif rec["status"] == "answered":
         lines.append("report: not asked")
     block = chosen_block(rec)
     if block is not None:
@@ -348,11 +350,11 @@ def _examples(run: DirectorRun, img: Path, analysis: Analysis, n_scenes: int,
         return []
     records = run.records()
     batches = [b for b in analysis.design.batches
-               if any((r.get("params") or {}).get("batch") == b.name for r in records)]
+               if any(r["params"].get("batch") == b.name for r in records)]
     if not batches:
         return []
     batch = batches[0]
-    mine = [r for r in records if (r.get("params") or {}).get("batch") == batch.name]
+    mine = [r for r in records if r["params"].get("batch") == batch.name]
     model = next((m for m in analysis.models if any(run.model(r) == m for r in mine)),
                  run.model(mine[0]))
     mine = [r for r in mine if run.model(r) == model]
@@ -385,7 +387,7 @@ def _examples(run: DirectorRun, img: Path, analysis: Analysis, n_scenes: int,
             name = f"scene-{len(result.strips):03d}-{slug(sid)}-{slug(cond)}.png"
             try:
                 write_png(run.run, sid, img / name, strategy=rec["strategy"],
-                          model=rec.get("backend") or model, sample=rec["sample"])
+                          model=rec["backend"] or model, sample=rec["sample"])
             except (ValueError, OSError) as exc:
                 notes.append(f"{sid} {cond}: {exc}")
                 out.append(f"<p class=note>{caption}</p>")
@@ -398,7 +400,7 @@ def _examples(run: DirectorRun, img: Path, analysis: Analysis, n_scenes: int,
         result.notes += notes
         out.insert(1, "".join(f"<p class='note bad'>{e(n)}</p>" for n in notes))
     if capped:
-        note = f"scene pictures for the first {cap} of {cap + capped} (--max-strips)"
+        note = f"scene pictures for the first {cap} of {(cap or 0) + capped} (--max-strips)"
         result.notes.append(note)
         out.insert(1, f"<p class=note>{e(note)}</p>")
     return out

@@ -11,6 +11,7 @@ from PIL import Image
 from rich.text import Text
 
 from ...engine.images import load_image
+from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.types import Instance
 from ...renderers.strips import Mark, draw_marks
 from ...renderers.terminal import cell_size
@@ -86,13 +87,13 @@ def measures_text(metrics: dict[str, Any] | None) -> Text:
     return t if t else Text("— (unanswered: no measure)", style="dim")
 
 
-def step_caption(s: dict[str, Any]) -> str:
+def step_caption(s: StepRecord) -> str:
     """``turn 1 · visible {1, 4}`` (or ``(no answer)``)."""
-    info = s.get("info") or {}
-    head = f"turn {info.get('turn', s.get('index', 0) + 1)}"
-    if s.get("parse_error") or (s.get("reply") or {}).get("error"):
+    info = s["info"]
+    head = f"turn {info.get('turn', s['index'] + 1)}"
+    if s["parse_error"] or s["reply"]["error"]:
         return f"{head} (no answer)"
-    return f"{head} · {fields_text(s.get('parsed'))}"
+    return f"{head} · {fields_text(s['parsed'])}"
 
 
 # --- images --------------------------------------------------------------------------------
@@ -153,6 +154,6 @@ def legend(inst: Instance, chosen: Any) -> Text:
     return t
 
 
-def chosen_block(rec: dict[str, Any]) -> Any:
-    pred = rec.get("prediction")
+def chosen_block(rec: TrajectoryRecord) -> Any:
+    pred = rec["prediction"]
     return pred.get("block") if isinstance(pred, dict) else None

@@ -5,10 +5,10 @@ measures)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PIL import Image, ImageDraw
 
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
 from ...renderers.strips import StripLayout, _wrap
@@ -35,31 +35,31 @@ def _question_lines(prompt: str) -> list[str]:
     return [line for p in paras for line in p.splitlines()]
 
 
-def png_text(run: DirectorRun, r: dict[str, Any], inst: Instance) -> list[tuple[str, tuple]]:
+def png_text(run: DirectorRun, r: TrajectoryRecord, inst: Instance) -> list[tuple[str, tuple]]:
     """The PNG's text panel: (line, colour) pairs."""
     dark, dim, red, green = (20, 20, 20), (110, 110, 110), HIDDEN_RGB, DV_RGB
     key = inst.truth
-    pred = r.get("prediction") if isinstance(r.get("prediction"), dict) else {}
-    m = r.get("metrics") or {}
+    pred = r["prediction"] if isinstance(r["prediction"], dict) else {}
+    m = r["metrics"]
     out: list[tuple[str, tuple]] = [
         (f"{r['instance_id']} · {record_who({**r, 'model': run.model(r)})}", dark),
         (f"condition {condition(r)} · batch {batch(r)} · sample {r['sample']}", dark), ("", dark)]
-    steps = r.get("steps") or []
+    steps = r["steps"]
     for i, s in enumerate(steps):
-        info = s.get("info") or {}
+        info = s["info"]
         if i:
             out.append(("", dark))
         out.append((f"turn {info.get('turn', s['index'] + 1)} of {len(steps)}", dim))
-        out += [(f"  {line}", dim) for line in _question_lines(s.get("prompt", ""))]
-        reply = s.get("reply") or {}
-        if reply.get("error"):
+        out += [(f"  {line}", dim) for line in _question_lines(s["prompt"])]
+        reply = s["reply"]
+        if reply["error"]:
             out.append((f"  → error {reply['error'].get('kind')}", red))
-        elif s.get("parse_error"):
+        elif s["parse_error"]:
             out.append((f"  → unreadable: {s['parse_error']}", red))
         else:
-            out.append((f"  → {fields_text(s.get('parsed'))}", dark))
+            out.append((f"  → {fields_text(s['parsed'])}", dark))
     out.append(("", dark))
-    if r.get("error"):
+    if r["error"]:
         out.append((f"unanswered ({r['error'].get('kind')})", red))
     if "visible" in pred:
         ok = m.get("accuracy", 0) >= 1

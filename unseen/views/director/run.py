@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.journal import checked
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import Head, RunDir
 from ...engine.types import Instance
 from ...evals.director.dataset import SceneSetError, load_scenes
@@ -45,10 +46,10 @@ class DirectorRun:
     def aliases(self) -> dict[str, str]:
         return model_names(self.study)
 
-    def model(self, rec: dict[str, Any] | Head) -> str:
+    def model(self, rec: TrajectoryRecord | Head) -> str:
         """The model's name in the study (its alias), else the provider's."""
-        backend = rec.backend if isinstance(rec, Head) else rec.get("backend", "")
-        model = rec.model if isinstance(rec, Head) else rec.get("model", "?")
+        backend = rec.backend if isinstance(rec, Head) else rec["backend"]
+        model = rec.model if isinstance(rec, Head) else rec["model"]
         return self.aliases.get(backend, model)
 
     @property
@@ -65,8 +66,8 @@ class DirectorRun:
         ci = conds.index(c) if c in conds else len(conds)
         return bi, params.get("batch", ""), ci, params.get("condition", "")
 
-    def records(self) -> list[dict[str, Any]]:
-        return [r for r in self.run.records() if "condition" in (r.get("params") or {})]
+    def records(self) -> list[TrajectoryRecord]:
+        return [r for r in self.run.records() if "condition" in r["params"]]
 
     def _folder_candidates(self, name: str) -> list[Path]:
         out = []
@@ -111,17 +112,17 @@ class DirectorRun:
         return out, "; ".join(notes)
 
 
-def condition(rec: dict[str, Any]) -> str:
-    return (rec.get("params") or {}).get("condition", "?")
+def condition(rec: TrajectoryRecord) -> str:
+    return rec["params"].get("condition", "?")
 
 
-def batch(rec: dict[str, Any]) -> str:
-    return (rec.get("params") or {}).get("batch", "")
+def batch(rec: TrajectoryRecord) -> str:
+    return rec["params"].get("batch", "")
 
 
 def select(run: DirectorRun, scene: str | None, *, strategy: str | None = None,
            model: str | None = None, sample: int | None = None,
-           first_batch: bool = True) -> tuple[list[dict[str, Any]], str]:
+           first_batch: bool = True) -> tuple[list[TrajectoryRecord], str]:
     """The current records of ``scene`` (all when None) that pass the filters, in design order,
     and a note (the batch kept when a condition is asked in several); a one-line error when
     nothing matches."""
@@ -137,7 +138,7 @@ def select(run: DirectorRun, scene: str | None, *, strategy: str | None = None,
         records = [checked(r, run.run.journal) for r in records if r["instance_id"] == scene]
     if model:
         names = sorted({run.model(r) for r in records})
-        records = [r for r in records if model in (run.model(r), r.get("model"), r.get("backend"))]
+        records = [r for r in records if model in (run.model(r), r["model"], r["backend"])]
         if not records:
             raise NoMatch(f"no model {model!r} in {run.path} (models: {', '.join(names)})")
     note = ""
@@ -149,20 +150,20 @@ def select(run: DirectorRun, scene: str | None, *, strategy: str | None = None,
         if not records:
             raise NoMatch(f"no sample {sample} among the matching trajectories (samples: "
                           f"{', '.join(map(str, have))})")
-    records.sort(key=lambda r: (run.model(r), run.order(r.get("params") or {}), r["sample"],
+    records.sort(key=lambda r: (run.model(r), run.order(r["params"]), r["sample"],
                                 r["instance_id"]))
     return records, note
 
 
-def _by_strategy(run: DirectorRun, records: list[dict[str, Any]], strategy: str,
-                 first_batch: bool) -> tuple[list[dict[str, Any]], str]:
+def _by_strategy(run: DirectorRun, records: list[TrajectoryRecord], strategy: str,
+                 first_batch: bool) -> tuple[list[TrajectoryRecord], str]:
     from ..select import strategy_matcher
 
-    labels = {r["strategy"]: r.get("params") or {} for r in records}
+    labels = {r["strategy"]: r["params"] for r in records}
     if "=" in strategy:  # a label, with or without its default parameters
         label = strategy if strategy.startswith("director:") else f"director:{strategy}"
         match = strategy_matcher(label, list(labels.items()))
-        by_label = [r for r in records if match(r["strategy"], r.get("params") or {})]
+        by_label = [r for r in records if match(r["strategy"], r["params"])]
         if by_label:
             return by_label, ""
     by_cond = [r for r in records if condition(r) == strategy]

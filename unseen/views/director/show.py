@@ -25,9 +25,19 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
-from ..common import PROMPT_LINES, REPLY_LINES, Pictures, fold, kv, record_who, usage_text
+from ..common import (
+    PROMPT_LINES,
+    REPLY_LINES,
+    Pictures,
+    error_kind,
+    fold,
+    kv,
+    record_who,
+    usage_text,
+)
 from ..protocol import Filters
 from ..select import step_number, with_step
 from ..steps import answer_rows
@@ -50,9 +60,9 @@ COMPACT: dict[str, Any] = {"box": rich_box.SIMPLE_HEAD, "show_edge": False, "pad
                             "collapse_padding": True}
 
 
-def _rate(recs: list[dict[str, Any]], key: str) -> tuple[float, int] | None:
-    vals = [(r.get("metrics") or {})[key] for r in recs
-            if r.get("status") == "answered" and key in (r.get("metrics") or {})]
+def _rate(recs: list[TrajectoryRecord], key: str) -> tuple[float, int] | None:
+    vals = [r["metrics"][key] for r in recs
+            if r["status"] == "answered" and key in r["metrics"]]
     return (100 * sum(vals) / len(vals), len(vals)) if vals else None
 
 
@@ -70,16 +80,16 @@ def summary(run_dir: RunDir, console: Console, filters: Filters) -> None:
     console.rule(f"Director study {escape(str(design.get('name', '?')))} · run "
                  f"{escape(_name(run))} · {len(records)} replies"
                  + (f" · scenes {escape(sets)}" if sets else ""))
-    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple, list[TrajectoryRecord]] = defaultdict(list)
     for r in records:
-        groups[(run.model(r), run.order(r.get("params") or {}))].append(r)
+        groups[(run.model(r), run.order(r["params"]))].append(r)
     console.print(_rates_table(groups, records, console.width))
     for part in _cost_parts(run, records):
         console.print(part)
     console.print(_scene_table(run, records, worst))
 
 
-def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[RenderableType]:
+def _cost_parts(run: DirectorRun, records: list[TrajectoryRecord]) -> list[RenderableType]:
     """What each real model's replies cost, in US dollars (none for simulated, rule and
     human replies; ``no price`` for a model without one)."""
     from ...backends.prices import price_for
@@ -87,8 +97,8 @@ def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[Rendera
     from ...evals.director import costs as cost_rows
 
     rows = cost_rows.model_costs(
-        ({"model": run.model(r), "backend": r.get("backend", ""),
-          "simulated": r.get("simulated"), "served_model": r["model"],
+        ({"model": run.model(r), "backend": r["backend"],
+          "simulated": r["simulated"], "served_model": r["model"],
           "usage": record_usage(r)} for r in records), price_for,
         batched_specs(run.run.config.backends if run.run.config is not None else []))
     if not rows:
@@ -101,15 +111,15 @@ def _cost_parts(run: DirectorRun, records: list[dict[str, Any]]) -> list[Rendera
     return [table, Text(cost_rows.note(rows), style="dim")]
 
 
-def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[str, Any]],
+def _rates_table(groups: dict[tuple, list[TrajectoryRecord]], records: list[TrajectoryRecord],
                  width: int | None) -> Table:
     """One row per (model, batch, condition), its columns picked by ``width``: failures by
     reason in a column where it fits, else summed up under the table; then the measures
     beyond the four the paper reports (ldv, count, known), left out and named."""
-    simulated = {r.get("backend") for r in records if r.get("simulated")}
+    simulated = {r["backend"] for r in records if r["simulated"]}
     extra = [k for k in ("ldv", "count", "known")
-             if any(k in (r.get("metrics") or {}) for r in records)]
-    failed = Counter((r.get("error") or {}).get("kind", "?") for r in records
+             if any(k in r["metrics"] for r in records)]
+    failed = Counter(error_kind(r) for r in records
                      if r["status"] != "answered")
 
     def build(per_row: bool, extras: list[str]) -> Table:
@@ -136,11 +146,11 @@ def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[s
             table.add_column("failures", overflow="fold")
         for (name, order), recs in sorted(groups.items()):
             answered = sum(r["status"] == "answered" for r in recs)
-            fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
+            fails = Counter(error_kind(r) for r in recs
                             if r["status"] != "answered")
-            sim = any(r.get("backend") in simulated for r in recs)
-            human = all(r.get("backend", "").startswith("human") for r in recs)
-            row = [Text(name) + (Text("*", style="magenta") if sim else Text(" (human)")
+            sim = any(r["backend"] in simulated for r in recs)
+            human = all(r["backend"].startswith("human") for r in recs)
+            row: list[RenderableType] = [Text(name) + (Text("*", style="magenta") if sim else Text(" (human)")
                                  if human else Text()),
                    escape(order[1]), escape(order[3]),
                    Text(f"{answered}/{len(recs)}", style="" if answered == len(recs)
@@ -162,17 +172,17 @@ def _rates_table(groups: dict[tuple, list[dict[str, Any]]], records: list[dict[s
     return table
 
 
-def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) -> Table:
+def _scene_table(run: DirectorRun, records: list[TrajectoryRecord], worst: int) -> Table:
     scenes, note = run.scenes()
-    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by: dict[str, list[TrajectoryRecord]] = defaultdict(list)
     for r in records:
         by[r["instance_id"]].append(r)
 
     def counts(recs):
         ans = [r for r in recs if r["status"] == "answered"]
-        blocks = [(r.get("metrics") or {}) for r in ans if "hidden" in (r.get("metrics") or {})]
-        reports = [(r.get("metrics") or {})["accuracy"] for r in ans
-                   if "accuracy" in (r.get("metrics") or {})]
+        blocks = [r["metrics"] for r in ans if "hidden" in r["metrics"]]
+        reports = [r["metrics"]["accuracy"] for r in ans
+                   if "accuracy" in r["metrics"]]
         return (len(ans), sum(m["hidden"] for m in blocks), sum(m["dv"] for m in blocks),
                 len(blocks), sum(reports), len(reports))
 
@@ -210,7 +220,7 @@ def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) ->
             style = ("red" if digit == key.get("hidden_digit") else
                      "green" if digit == key.get("director_view_digit") else "yellow")
             ctext.append(f"{' ' if ctext else ''}{digit}×{k}", style=style)
-        fails = Counter((r.get("error") or {}).get("kind", "?") for r in recs
+        fails = Counter(error_kind(r) for r in recs
                         if r["status"] != "answered")
         table.add_row(
             escape(sid), Text(str(key.get("hidden_digit", "?")), style="red"),
@@ -228,7 +238,7 @@ def _scene_table(run: DirectorRun, records: list[dict[str, Any]], worst: int) ->
 # --- one scene, turn by turn -------------------------------------------------------------------
 
 
-def _rec_title(run: DirectorRun, r: dict[str, Any]) -> str:
+def _rec_title(run: DirectorRun, r: TrajectoryRecord) -> str:
     named = record_who({**r, "model": run.model(r)})  # the study's name, marked as `who` marks
     return (f"{r['instance_id']} · {named} · {condition(r)} · batch {batch(r)} · "
             f"sample {r['sample']}")
@@ -238,7 +248,7 @@ def _name(run: DirectorRun) -> str:
     return run.run.config.run if run.run.config is not None else run.path.name
 
 
-def _scene_panel(console: Console, pictures, r: dict[str, Any], inst: Instance | None,
+def _scene_panel(console: Console, pictures, r: TrajectoryRecord, inst: Instance | None,
                  note: str) -> Panel:
     chosen = chosen_block(r)
     rows: list[tuple[str, RenderableType]] = []
@@ -248,7 +258,7 @@ def _scene_panel(console: Console, pictures, r: dict[str, Any], inst: Instance |
     rows.append(("marks", legend(inst, chosen)))
     rows.append(("blocks", Text(f"{digits(inst.truth['digits'])} on the table")))
     rows.append(("image", Text(f"{Path(inst.image).name} · {inst.width}×{inst.height}")))
-    turns = len(r.get("steps") or [])
+    turns = len(r["steps"])
     rows.append(("condition", Text(f"{condition(r)} · {turns} turn{'s' * (turns != 1)} · "
                                    f"batch {batch(r)}")))
     pics: list[RenderableType] = []
@@ -275,37 +285,37 @@ def fold_prompt(prompt: str, lines: int | None, width: int) -> str:
     return head + "\n\n" + fold(rest, lines + 6, width)
 
 
-def _turn_panel(console: Console, s: dict[str, Any], n_turns: int, full: bool) -> Panel:
+def _turn_panel(console: Console, s: StepRecord, n_turns: int, full: bool) -> Panel:
     width = console.width - 4 - 10
     fold_at = None if full else PROMPT_LINES
     short = None if full else REPLY_LINES
-    reply = s.get("reply") or {}
-    info = s.get("info") or {}
-    rows: list[tuple[str, RenderableType]] = [("prompt", Text(fold_prompt(s.get("prompt", ""),
+    reply = s["reply"]
+    info = s["info"]
+    rows: list[tuple[str, RenderableType]] = [("prompt", Text(fold_prompt(s["prompt"],
                                                                           fold_at, width)))]
-    if s.get("messages", 1) > 1:
+    if s["messages"] > 1:
         rows.append(("messages", Text(f"{s['messages']} (the dialogue so far, then this prompt)")))
-    rows += answer_rows(s, short, width, Text(fields_text(s.get("parsed")), style="bold"))
-    timing = f"latency {reply.get('latency_s') or 0:.3f} s"
-    rows.append(("tokens", Text(usage_text(reply) + " · " + timing
-                                + (" · cached" if reply.get("cached") else ""), style="dim")))
+    rows += answer_rows(s, short, width, Text(fields_text(s["parsed"]), style="bold"))
+    timing = f"latency {reply['latency_s']:.3f} s"
+    rows.append(("tokens", Text(usage_text(reply["usage"]) + " · " + timing
+                                + (" · cached" if reply["cached"] else ""), style="dim")))
     asks = ", ".join(info.get("fields") or [])
-    title = f"turn {info.get('turn', s.get('index', 0) + 1)} of {n_turns}" + (
+    title = f"turn {info.get('turn', s['index'] + 1)} of {n_turns}" + (
         f" · asks {asks}" if asks else "")
-    bad = bool(s.get("parse_error") or reply.get("error"))
+    bad = bool(s["parse_error"] or reply["error"])
     return Panel(kv(rows), title=escape(title), title_align="left",
                  border_style="red" if bad else "blue")
 
 
-def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) -> Panel:
-    pred = r.get("prediction") if isinstance(r.get("prediction"), dict) else {}
+def _result_panel(r: TrajectoryRecord, inst: Instance | None, code: Any = None) -> Panel:
+    pred = r["prediction"] if isinstance(r["prediction"], dict) else {}
     rows: list[tuple[str, RenderableType]] = []
-    status = r.get("status", "?") + (f" ({r['error'].get('kind')})" if r.get("error") else "")
-    rows.append(("status", Text(status, style="red" if r.get("error") else "green")))
-    if r.get("error"):
-        rows.append(("error", Text(r["error"].get("message", ""), style="red")))
+    status = r["status"] + (f" ({r['error']['kind']})" if r["error"] else "")
+    rows.append(("status", Text(status, style="red" if r["error"] else "green")))
+    if r["error"]:
+        rows.append(("error", Text(r["error"]["message"], style="red")))
     key = inst.truth if inst else None
-    m = r.get("metrics") or {}
+    m = r["metrics"]
     for f, mkey in (("visible", "accuracy"), ("known", "known"), ("count", "count")):
         if f in pred:
             t = Text(f"{f} {digits(pred[f])}")
@@ -343,7 +353,7 @@ def _result_panel(r: dict[str, Any], inst: Instance | None, code: Any = None) ->
         if code.reading_quote:
             t.append(f"\n“{code.reading_quote}”", style="italic")
         rows.append(("trace codes", t))
-    good = r.get("status") == "answered"
+    good = r["status"] == "answered"
     return Panel(kv(rows), title="result · report, choice and the answer key",
                  title_align="left", border_style="green" if good else "red")
 
@@ -369,7 +379,7 @@ def scene_view(run_dir: RunDir, scene: str, console: Console, filters: Filters) 
     for r in records[:MAX_SHOWN]:
         console.rule(escape(_rec_title(run, r)))
         console.print(_scene_panel(console, pictures, r, inst, why))
-        steps = r.get("steps") or []
+        steps = r["steps"]
         if not steps:
             console.print("[yellow]no turns journaled[/]")
         for s in steps:

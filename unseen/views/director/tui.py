@@ -12,6 +12,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import Head, RunDir
 from ...renderers.terminal import HalfBlockImage
 from ..common import OUTCOMES, outcome_text, shown_now
@@ -98,12 +99,12 @@ class DirectorTui:
             return Text(f"(image unreadable: {exc})")
         return Group(legend(inst, chosen), HalfBlockImage(small, IMAGE_COLS))
 
-    def _head(self, row: TuiRow, rec: dict[str, Any], t: Text) -> None:
+    def _head(self, row: TuiRow, rec: TrajectoryRecord, t: Text) -> None:
         parts = label_parts(row.strategy)
         t.append(f"{row.instance_id} · {row.model} · {parts.get('condition', row.strategy)} · "
                  f"batch {parts.get('batch', '?')} · sample {row.sample}\n", style="bold")
         t.append_text(outcome_text(row.outcome))
-        pred = rec.get("prediction")
+        pred = rec["prediction"]
         t.append(f"  {fields_text(pred)}")
         inst = self.scenes.get(row.instance_id)
         if inst is not None and isinstance(pred, dict) and "block" in pred:
@@ -111,46 +112,46 @@ class DirectorTui:
         t.append("\n")
         if inst is not None:
             t.append(f"key {self.keys[row.instance_id]}\n", style="dim")
-        t.append("measures ").append_text(measures_text(rec.get("metrics")))
+        t.append("measures ").append_text(measures_text(rec["metrics"]))
         t.append("\n")
-        if rec.get("error"):
+        if rec["error"]:
             t.append(f"{rec['error'].get('kind')}: {rec['error'].get('message', '')}\n",
                      style="red")
 
-    def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
+    def detail(self, row: TuiRow, record: TrajectoryRecord) -> Pane:
         t = Text()
         self._head(row, record, t)
-        n = len(record.get("steps") or [])
-        t.append(f"{n} turn{'s' * (n != 1)} · {record.get('seconds') or 0:.3f} s", style="dim")
-        pred = record.get("prediction")
+        n = len(record["steps"])
+        t.append(f"{n} turn{'s' * (n != 1)} · {record['seconds']:.3f} s", style="dim")
+        pred = record["prediction"]
         return Pane(t, self._image(row, pred.get("block") if isinstance(pred, dict) else None))
 
-    def step_labels(self, row: TuiRow, record: dict[str, Any]) -> list[str]:
-        return [turn_caption(s) for s in record.get("steps") or []]
+    def step_labels(self, row: TuiRow, record: TrajectoryRecord) -> list[str]:
+        return [turn_caption(s) for s in record["steps"]]
 
-    def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
-        s = (record.get("steps") or [])[index]
-        reply = s.get("reply") or {}
-        info = s.get("info") or {}
-        n = len(record.get("steps") or [])
+    def step(self, row: TuiRow, record: TrajectoryRecord, index: int) -> Pane:
+        s = record["steps"][index]
+        reply = s["reply"]
+        info = s["info"]
+        n = len(record["steps"])
         t = Text()
-        t.append(f"turn {info.get('turn', s.get('index', 0) + 1)} of {n}", style="bold")
+        t.append(f"turn {info.get('turn', s['index'] + 1)} of {n}", style="bold")
         if info.get("fields"):
             t.append(f" · asks {', '.join(info['fields'])}", style="bold")
         parts = label_parts(row.strategy)
         t.append(f"   {row.instance_id} · {row.model} · {parts.get('condition', row.strategy)}\n",
                  style="dim")
         prompt_and_reply(t, s)
-        if s.get("parse_error"):
+        if s["parse_error"]:
             t.append(f"parse error: {s['parse_error']}\n", style="red")
-        elif not reply.get("error"):
-            t.append("parsed ", style="bold cyan").append(fields_text(s.get("parsed")) + "\n")
+        elif not reply["error"]:
+            t.append("parsed ", style="bold cyan").append(fields_text(s["parsed"]) + "\n")
         usage_line(t, reply)
-        parsed = s.get("parsed")
+        parsed = s["parsed"]
         return Pane(t, self._image(row, parsed.get("block") if isinstance(parsed, dict)
                                    else None))
 
-    def column(self, row: TuiRow, record: dict[str, Any]) -> Text:
+    def column(self, row: TuiRow, record: TrajectoryRecord) -> Text:
         t = Text()
         self._head(row, record, t)
         column_steps(t, record, turn_caption)

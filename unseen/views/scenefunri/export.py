@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.journal import checked
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...evals.scenefunri.cells import _costed, _usd, cost_note
 from ...evals.scenefunri.report import (
@@ -28,7 +29,7 @@ from ...evals.scenefunri.report import (
     run_records,
     summarize,
 )
-from ..common import ExportResult, banner, e, fold_label, slug, strip_figure
+from ..common import ExportResult, banner, e, error_kind, fold_label, slug, strip_figure
 from ..protocol import ExportOptions, ExportPage, Section
 
 CURVE_PLOTS = ("dist", "alive")
@@ -97,11 +98,11 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
     return f'<p class=note>{e(" ".join(notes))}</p>'
 
 
-def _outcome(rec: dict[str, Any]) -> tuple[str, bool]:
-    if rec.get("error") or rec.get("status") != "answered":
-        kind = (rec.get("error") or {}).get("kind", "")
-        return f"{rec.get('status', '?')}" + (f" ({kind})" if kind else ""), False
-    m = rec.get("metrics") or {}
+def _outcome(rec: TrajectoryRecord) -> tuple[str, bool]:
+    if rec["error"] or rec["status"] != "answered":
+        kind = error_kind(rec, "")
+        return f"{rec['status']}" + (f" ({kind})" if kind else ""), False
+    m = rec["metrics"]
     return f"IoU {100 * (m.get('iou') or 0):.1f} · Dist {100 * (m.get('dist') or 0):.1f}", True
 
 
@@ -133,14 +134,14 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
     img = out_dir / "img"
     img.mkdir(parents=True, exist_ok=True)
     result.table_rows, result.trajectories = len(rows), len(recs)
-    sim = sorted({r["model"] for _, r in recs if r.get("simulated")
-                  and not r.get("backend", "").startswith("baseline")})
+    sim = sorted({r["model"] for _, r in recs if r["simulated"]
+                  and not r["backend"].startswith("baseline")})
     sections = [Section("", f"<h1>unseen report</h1><p class=note>runs: "
                             f"{e(', '.join(str(r.path) for r in runs))}</p>" + banner(sim)),
                 Section("Comparison", table_html(rows) + _table_notes(rows), "comparison")]
     sections += _curves(runs, img, result)
 
-    by_inst: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    by_inst: dict[tuple[int, str], list[TrajectoryRecord]] = defaultdict(list)
     for k, r in recs:
         by_inst[(k, r["instance_id"])].append(r)
     for group in by_inst.values():

@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...engine.images import load_image
-from ...engine.journal import checked
+from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.rundir import Head, RunDir, who
 from ...engine.types import Instance
 from ...evals.scenefunri.metrics import score
@@ -71,11 +71,11 @@ def metrics_text(m: dict[str, float] | None) -> str:
 # --- selecting --------------------------------------------------------------------------------
 
 
-def select(run: RunDir, instance: str | None, filters: Filters) -> list[dict[str, Any]]:
+def select(run: RunDir, instance: str | None, filters: Filters) -> list[TrajectoryRecord]:
     """The current records of ``instance`` (all when None) that pass the filters, in a stable
     order (model, strategy, sample), checked in full; a one-line error when none does."""
     heads = chosen_heads(run, instance, filters)
-    return [box_checked(run, checked(run.read(h), run.journal)) for h in heads]
+    return [box_checked(run, run.record(h)) for h in heads]
 
 
 def chosen_heads(run: RunDir, instance: str | None, filters: Filters) -> list[Head]:
@@ -152,11 +152,11 @@ def _cell(heads: list[Head]) -> RenderableType:
         return Text("—", style="dim")
     failed = [h for h in heads if h.status != "answered"]
     dists = [h.metrics.get("dist") for h in heads if h.status == "answered"]
-    dists = [d for d in dists if d is not None]
+    found = [d for d in dists if d is not None]
     if len(failed) == len(heads):
         kinds = sorted({h.error_kind or "?" for h in failed})
         return Text("✗ " + ",".join(kinds), style="red")
-    text = Text(f"{100 * sum(dists) / len(dists):.1f}" if dists else "?")
+    text = Text(f"{100 * sum(found) / len(found):.1f}" if found else "?")
     if failed:
         text.append(f" ({len(failed)}✗)", style="red")
     return text
@@ -175,8 +175,7 @@ def instance_table(heads: list[Head], order: list[tuple[str, str]], worst: int,
 
     def badness(inst: str) -> tuple:
         hs = [h for g in cells[inst].values() for h in g]
-        dists = [h.metrics.get("dist") for h in hs]
-        dists = [d for d in dists if d is not None]
+        dists = [d for h in hs if (d := h.metrics.get("dist")) is not None]
         unanswered = sum(h.status != "answered" for h in hs)
         return (-unanswered / len(hs), -(sum(dists) / len(dists) if dists else float("inf")),
                 inst)
@@ -265,8 +264,8 @@ def result_view(inst: Instance, prediction: Any, cols: int | None) -> Image.Imag
 
 
 def _region_rows(inst: Instance | None):
-    def rows(s: dict[str, Any]) -> list[tuple[str, RenderableType]]:
-        region = s.get("region")
+    def rows(s: StepRecord) -> list[tuple[str, RenderableType]]:
+        region = s["region"]
         if not region or inst is None or not inst.truth.get("box"):
             return [("metrics", Text("—"))] if region else []
         m = score(region, inst.truth["box"], inst.width, inst.height)
@@ -274,29 +273,29 @@ def _region_rows(inst: Instance | None):
     return rows
 
 
-def _result_panel(console: Console, pictures: Pictures, r: dict[str, Any],
+def _result_panel(console: Console, pictures: Pictures, r: TrajectoryRecord,
                   inst: Instance | None, note: str) -> Panel:
-    m = r.get("metrics") or {}
+    m = r["metrics"]
     rows: list[tuple[str, RenderableType]] = [
-        ("status", Text(status_text(r), style="red" if r.get("error") else "green"))]
-    if r.get("error"):
-        rows.append(("error", Text(r["error"].get("message", ""), style="red")))
-    rows.append(("prediction", Text(box_text(r.get("prediction")), style="bold red")))
+        ("status", Text(status_text(r), style="red" if r["error"] else "green"))]
+    if r["error"]:
+        rows.append(("error", Text(r["error"]["message"], style="red")))
+    rows.append(("prediction", Text(box_text(r["prediction"]), style="bold red")))
     if inst is not None:
         rows.append(("truth", Text(box_text(inst.truth.get("box")), style="bold green")))
     rows.append(("metrics", Text(metrics_text(m) + ("  (unanswered: full-image Dist)"
-                                                    if r.get("error") and "dist" in m else ""))))
+                                                    if r["error"] and "dist" in m else ""))))
     rows += cost_rows(r)
     if note:
         rows.append(("note", Text(note, style="yellow")))
     pics = []
     if pictures.on and inst is not None:
-        pred = r.get("prediction")
+        pred = r["prediction"]
         pics = [pictures.draw(lambda: result_view(inst, pred, None),
                               lambda cols: result_view(inst, pred, cols))]
     return Panel(pictures.layout(pics, kv(rows), console.width),
                  title="result · [red]prediction[/] · [green]truth[/]", title_align="left",
-                 border_style="red" if r.get("error") else "green")
+                 border_style="red" if r["error"] else "green")
 
 
 def instance(run: RunDir, instance_id: str, console: Console, filters: Filters) -> None:
@@ -321,7 +320,7 @@ def instance(run: RunDir, instance_id: str, console: Console, filters: Filters) 
         else:
             head.append(f"dataset unavailable: {note}", style="yellow")
         console.print(head)
-        steps = r.get("steps") or []
+        steps = r["steps"]
         if not steps:
             console.print("[yellow]no steps journaled[/]")
         for s in steps:
@@ -350,18 +349,18 @@ def strip_png(run: RunDir, instance_id: str, out: Path, filters: Filters, height
     return strip_record(r, inst, out, step=filters.step, height=height)
 
 
-def strip_record(r: dict[str, Any], inst: Instance, out: Path, *, step: int | None = None,
+def strip_record(r: TrajectoryRecord, inst: Instance, out: Path, *, step: int | None = None,
                  height: int = 240):
     """Draw one journal record as a strip: a tile per step (or only ``step``), then the
     result tile with the prediction red and the truth green. Returns the ``StripLayout``."""
     tiles = strip_tiles(r, step, inst.image)
-    m = r.get("metrics") or {}
-    if r.get("error"):
+    m = r["metrics"]
+    if r["error"]:
         caption = f"unanswered ({r['error']['kind']}) · truth green"
     else:
         caption = (f"prediction red · truth green · IoU {100 * (m.get('iou') or 0):.1f} · "
                    f"Dist {100 * (m.get('dist') or 0):.1f}")
-    tiles.append(Tile(result_view(inst, r.get("prediction"), None), caption))
+    tiles.append(Tile(result_view(inst, r["prediction"], None), caption))
     title = (f"{r['instance_id']} · {record_who(r)} · {r['strategy']} · sample "
              f"{r['sample']} · \u201c{inst.text.get('instruction', '')}\u201d")
     _, layout = strip(tiles, out, height=height, title=title)

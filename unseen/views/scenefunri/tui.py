@@ -15,6 +15,7 @@ from PIL import Image
 from rich.console import Group
 from rich.text import Text
 
+from ...engine.records import ImageRecord, StepRecord, TrajectoryRecord
 from ...engine.rundir import Head, RunDir
 from ...engine.types import Instance
 from ...renderers.terminal import HalfBlockImage, cell_size
@@ -29,7 +30,7 @@ def pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.1f}"
 
 
-def dist_track(record: dict[str, Any], truth: list[float], size: tuple[int, int],
+def dist_track(record: TrajectoryRecord, truth: list[float], size: tuple[int, int],
                unanswered: str = "full") -> list[float]:
     """Dist ×100 of the region after each iteration t (t = 0: the full image), by the rule
     of ``curves()``: a trajectory that stopped early keeps its last region, one that failed
@@ -81,13 +82,13 @@ class SceneFunRITui(StepsTui):
     # panes
     def about(self, rows: list[TuiRow]) -> Pane:
         pane = super().about(rows)
-        if self.note_:
+        if self.note_ and isinstance(pane.text, Text):
             pane.text.append(f"\n{self.note_}", style="yellow")
         return pane
 
     def group(self, rows: list[TuiRow]) -> Pane:
         counts = Counter(r.outcome for r in rows)
-        dists = [r.metrics.get("dist") for r in rows if r.metrics.get("dist") is not None]
+        dists = [d for r in rows if (d := r.metrics.get("dist")) is not None]
         t = Text(f"{rows[0].model} · {rows[0].strategy}\n{len(rows)} trajectories: "
                  + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES[1:]))
         if dists:
@@ -113,7 +114,7 @@ class SceneFunRITui(StepsTui):
         inst = self.instances.get(row.instance_id)
         return inst, (image_size(inst["image"]) if inst else None)
 
-    def _track(self, row: TuiRow, record: dict[str, Any], inst, size) -> Text | None:
+    def _track(self, row: TuiRow, record: TrajectoryRecord, inst, size) -> Text | None:
         if row.iterative and inst and size and inst.get("box"):
             from ...evals.scenefunri.curves import unanswered_rule
 
@@ -121,19 +122,19 @@ class SceneFunRITui(StepsTui):
                 record, inst["box"], size, unanswered_rule(self.run))))
         return None
 
-    def detail(self, row: TuiRow, record: dict[str, Any]) -> Pane:
+    def detail(self, row: TuiRow, record: TrajectoryRecord) -> Pane:
         inst, size = self._truth(row)
         t = Text()
         self.title(row, t)
         if inst:
             t.append(f"task {inst['instruction']}\ntruth {box_text(inst['box'])}\n")
         t.append_text(outcome_text(row.outcome))
-        t.append(f"  prediction {box_text(record.get('prediction'))}\n"
-                 f"{metrics_text(record.get('metrics'))}\n")
+        t.append(f"  prediction {box_text(record['prediction'])}\n"
+                 f"{metrics_text(record['metrics'])}\n")
         self._error(t, record)
-        n = len(record.get("steps") or [])
-        t.append(f"{n} step{'s' * (n != 1)} · {record.get('seconds') or 0:.3f} s", style="dim")
-        image = self._result(inst, record.get("prediction"), size) if inst and size else None
+        n = len(record["steps"])
+        t.append(f"{n} step{'s' * (n != 1)} · {record['seconds']:.3f} s", style="dim")
+        image = self._result(inst, record["prediction"], size) if inst and size else None
         return Pane(t, image, self._track(row, record, inst, size))
 
     @staticmethod
@@ -157,29 +158,29 @@ class SceneFunRITui(StepsTui):
         return Group(Text("prediction red · truth green", style="dim"),
                      HalfBlockImage(small, IMAGE_COLS))
 
-    def step(self, row: TuiRow, record: dict[str, Any], index: int) -> Pane:
+    def step(self, row: TuiRow, record: TrajectoryRecord, index: int) -> Pane:
         pane = super().step(row, record, index)
         inst, size = self._truth(row)
         pane.curve = self._track(row, record, inst, size)
         return pane
 
-    def step_extra(self, row: TuiRow, record: dict[str, Any], s: dict[str, Any],
+    def step_extra(self, row: TuiRow, record: TrajectoryRecord, s: StepRecord,
                    t: Text) -> None:
         from ...evals.scenefunri.metrics import score
 
-        if not s.get("region"):
+        if not s["region"]:
             return
         t.append(f"region {box_text(s['region'])}\n")
         inst, size = self._truth(row)
         if inst and size and inst.get("box"):
             t.append(f"metrics {metrics_text(score(s['region'], inst['box'], *size))}\n")
 
-    def default_images(self, row: TuiRow) -> list[dict[str, Any]]:
+    def default_images(self, row: TuiRow) -> list[ImageRecord]:
         inst = self.instances.get(row.instance_id)
-        return [{"path": inst["image"]}] if inst else []
+        return [ImageRecord(type="image", path=inst["image"], overlay=None)] if inst else []
 
-    def prediction(self, record: dict[str, Any]) -> str:
-        return box_text(record.get("prediction"))
+    def prediction(self, record: TrajectoryRecord) -> str:
+        return box_text(record["prediction"])
 
-    def metrics_line(self, record: dict[str, Any]) -> str:
-        return metrics_text(record.get("metrics"))
+    def metrics_line(self, record: TrajectoryRecord) -> str:
+        return metrics_text(record["metrics"])

@@ -15,6 +15,7 @@ follows the new selection.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from textual.widgets import Footer, Header, Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ...engine.journal import JournalError
+from ...engine.records import TrajectoryRecord, fill_top
 from ...engine.rundir import who
 from ..common import MARK, OUTCOME_STYLE, OUTCOMES, shown
 from ..protocol import Pane, TuiRow
@@ -119,7 +121,7 @@ class TuiApp(App):
         self.index = index if index is not None else build_index(list(run_dirs or []))
         self.outcome = "all"
         self.text = ""
-        self._records: OrderedDict[tuple[int, int], dict[str, Any]] = OrderedDict()
+        self._records: OrderedDict[tuple[int, int], TrajectoryRecord] = OrderedDict()
         self._background: dict[Any, Any] = {}
         self._search: dict[int, str] = {}  # id(row) → its search text, built on first filter
         self._current: Any = None
@@ -224,6 +226,7 @@ class TuiApp(App):
     def _populate_group(self, node: TreeNode) -> None:
         if node.children:
             return
+        assert node.data is not None  # every tree node carries its (kind, group)
         es = [e for e in self.index.groups[node.data[1]] if self.matches(e)]
         multi = len({e.sample for e in es}) > 1
         for e in es[:MAX_LEAVES]:
@@ -240,17 +243,18 @@ class TuiApp(App):
             node.add_leaf(f"… {len(es) - MAX_LEAVES} more (narrow with / or 0-4)",
                           data=("more", None))
 
-    def _record(self, e: TuiRow) -> dict[str, Any]:
+    def _record(self, e: TuiRow) -> TrajectoryRecord:
         key = (e.run, e.head.offset)
         rec = self._records.get(key)
         if rec is None:
             try:
                 rec = self.index.read(e)
             except JournalError as exc:  # a damaged record: shown as its error, no steps
-                rec = {"key": "", "instance_id": e.instance_id, "model": e.model,
-                       "strategy": e.strategy, "sample": e.sample, "status": "unanswered",
-                       "error": {"kind": "damaged", "message": str(exc)}, "steps": [],
-                       "params": {}, "metrics": {}, "prediction": None}
+                rec = fill_top({"key": "", "instance_id": e.instance_id, "model": e.model,
+                                "strategy": e.strategy, "backend": "", "sample": e.sample,
+                                "status": "unanswered", "error": {
+                                    "kind": "damaged", "message": str(exc), "status": None,
+                                    "attempts": 1}})
             self._records[key] = rec
             while len(self._records) > 32:
                 self._records.popitem(last=False)
@@ -259,6 +263,7 @@ class TuiApp(App):
     def _populate_traj(self, node: TreeNode) -> None:
         if node.children:
             return
+        assert node.data is not None  # every tree node carries its (kind, row)
         e: TuiRow = node.data[1]
         rec = self._record(e)
         labels = self.index.runs[e.run].step_labels(e, rec)
@@ -299,7 +304,7 @@ class TuiApp(App):
     def action_cycle_outcome(self) -> None:
         self.action_outcome(OUTCOMES[(OUTCOMES.index(self.outcome) + 1) % len(OUTCOMES)])
 
-    def action_back(self) -> None:
+    def action_back(self) -> None:  # type: ignore[override]  # textual's is a coroutine
         compare = self.query_one("#compare")
         if compare.display:
             compare.display = False
@@ -379,5 +384,5 @@ class TuiApp(App):
             self._show(data)
 
 
-def run_tui(run_dirs: list[str | Path]) -> None:
-    TuiApp(run_dirs).run()
+def run_tui(run_dirs: Sequence[str | Path]) -> None:
+    TuiApp(list(run_dirs)).run()

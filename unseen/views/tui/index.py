@@ -9,9 +9,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from ...engine.journal import checked
+from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.sanitize import clean, shown_now
 from ..protocol import TuiRow, TuiRun
@@ -25,11 +25,11 @@ class Index:
     entries: list[TuiRow]
     groups: dict[tuple[int, str, str], list[TuiRow]] = field(default_factory=dict)
 
-    def read(self, row: TuiRow) -> dict[str, Any]:
+    def read(self, row: TuiRow) -> TrajectoryRecord:
         """The full record of ``row`` (one seek, one line), checked in full and made safe to
         show (no control sequence, no secret)."""
         run = self.dirs[row.run]
-        return clean(checked(run.read(row.head), run.journal))
+        return cast(TrajectoryRecord, clean(run.record(row.head)))  # the same shape, cleaned
 
 
 def _memo(safe: Callable[[str], str]) -> Callable[[str], str]:

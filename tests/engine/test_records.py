@@ -1,0 +1,69 @@
+"""The read side's typed record (engine/records.py) has the models' shape, field for field,
+and the run directory hands it out whole: every top-level field of a record from any
+journal (an old one that lacks the newer fields included), the steps' fields too where a
+view reads the steps; and the journal is read once per RunDir until it changes (issue 27)."""
+
+from __future__ import annotations
+
+import json
+import typing
+
+import pytest
+
+from unseen.engine import records as R
+from unseen.engine import types as T
+from unseen.engine.rundir import RunDir
+
+PAIRS = [(R.ErrorRecord, T.ErrorInfo), (R.UsageRecord, T.Usage), (R.ImageRecord, T.ImagePart),
+         (R.ReplyRecord, T.Reply), (R.StepRecord, T.Step), (R.TrajectoryRecord, T.Trajectory)]
+
+
+@pytest.mark.parametrize(("record", "model"), PAIRS, ids=[p[0].__name__ for p in PAIRS])
+def test_each_record_names_its_models_fields(record, model):
+    assert list(typing.get_type_hints(record)) == list(model.model_fields)
+
+
+def test_the_top_level_defaults_are_the_models():
+    minimal = T.Trajectory(key="k", run="r", instance_id="i", strategy="s", backend="b",
+                           model="m", status="answered")
+    filled = R.fill_top({k: minimal.model_dump()[k] for k in
+                         ("key", "run", "instance_id", "strategy", "backend", "model",
+                          "status")})
+    assert filled == minimal.model_dump()
+
+
+OLD = {"key": "k1", "run": "old", "instance_id": "i1", "strategy": "direct", "backend": "sim",
+       "model": "sim-default", "status": "answered",
+       "steps": [{"index": 0, "name": "answer", "prompt": "p", "reply": {"text": "t"}}]}
+
+
+def _journal(tmp_path, *recs) -> RunDir:
+    (tmp_path / "trajectories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return RunDir(tmp_path)
+
+
+def test_an_old_record_is_handed_out_whole(tmp_path):
+    run = _journal(tmp_path, OLD)
+    (rec,) = run.records()
+    assert set(rec) == set(T.Trajectory.model_fields)  # no field missing, none guessed
+    assert rec["simulated"] is False and rec["error"] is None and rec["metrics"] == {}
+    (head,) = run.heads()
+    whole = run.record(head)
+    step = whole["steps"][0]
+    assert set(step) == set(T.Step.model_fields) and step["region"] is None
+    assert step["reply"]["error"] is None and step["reply"]["usage"]["cached_input_tokens"] == 0
+
+
+def test_the_journal_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    from unseen.engine import rundir
+
+    run = _journal(tmp_path, OLD)
+    reads = []
+    real = rundir.latest
+    monkeypatch.setattr(rundir, "latest", lambda path: reads.append(path) or real(path))
+    assert [r["key"] for r in run.records()] == ["k1"]
+    assert [r["key"] for r in run.records()] == ["k1"]
+    assert len(reads) == 1
+    with open(run.journal, "a") as fh:  # a resumed run appends
+        fh.write(json.dumps({**OLD, "key": "k2"}) + "\n")
+    assert [r["key"] for r in run.records()] == ["k1", "k2"] and len(reads) == 2
