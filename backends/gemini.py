@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
-from ..engine.images import part_bytes
+from ..engine.images import part_bytes, prepare, request_images
 from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
@@ -178,6 +178,7 @@ class Gemini(BaseBackend):
 
     async def complete(self, request: Request) -> Reply:
         client = self._get_client()
+        await prepare(request_images(request), getattr(self.image, "max_side", None))
         contents, config = self.contents_and_config(request)
         t0 = time.perf_counter()
         try:

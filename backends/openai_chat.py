@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ..engine.backend import RATE_HINTS, Capabilities, ProviderError, RateHints
-from ..engine.images import data_url
+from ..engine.images import data_url, prepare, request_images
 from ..engine.redact import remember
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
@@ -260,6 +260,7 @@ class OpenAIChat(OpenAIClientBackend):
 
     async def complete(self, request: Request) -> Reply:
         t0 = time.perf_counter()
+        await prepare(request_images(request), getattr(self.image, "max_side", None))
         resp = await self.post("/chat/completions", self.payload(request),
                                _chat_completion_type())
         return self.read(resp, time.perf_counter() - t0)

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
-from ..engine.images import data_url
+from ..engine.images import data_url, prepare, request_images
 from ..engine.types import ImagePart, Message, Reply, Request, TextPart, Usage
 from .base import provider
 from .openai_chat import (
@@ -168,6 +168,7 @@ class OpenAIResponses(OpenAIClientBackend):
 
     async def complete(self, request: Request) -> Reply:
         t0 = time.perf_counter()
+        await prepare(request_images(request), getattr(self.image, "max_side", None))
         # ``object`` keeps the reply as parsed JSON, read (and checked) below
         resp = await self.post("/responses", self.payload(request), object)
         return reply_of(resp, time.perf_counter() - t0)

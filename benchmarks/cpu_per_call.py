@@ -41,10 +41,12 @@ def cpu_of(argv: list[str], env: dict[str, str], cwd: str) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def start_server(delay: float = 0.0) -> tuple[subprocess.Popen, str]:
+def start_server(delay: float = 0.0, text: str = '{"box": [100, 100, 300, 300]}'
+                 ) -> tuple[subprocess.Popen, str]:
+    """The fake OpenAI server in its own process, answering ``text`` after ``delay`` s."""
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "fake_providers.py"), "--delay", str(delay),
-         "--text", '{"box": [100, 100, 300, 300]}'], stdout=subprocess.PIPE, text=True)
+         "--text", text], stdout=subprocess.PIPE, text=True)
     url = proc.stdout.readline().strip()
     if not url.startswith("http://127.0.0.1"):
         proc.kill()

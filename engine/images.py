@@ -5,18 +5,23 @@ naming the file for an empty or undecodable one) and to check it lies in its fol
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
 import os
+import threading
 import warnings
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .errors import UnseenError
-from .types import ImagePart
+from .types import ImagePart, Request
 
 MAX_PIXELS_ENV = "UNSEEN_MAX_IMAGE_PIXELS"
 DEFAULT_MAX_PIXELS = 100_000_000  # 100 MP: above any camera frame, far below a bomb's size
@@ -37,6 +42,64 @@ OverlayRenderer = Callable[[str, dict[str, Any]], bytes]
 _overlay_renderer: OverlayRenderer | None = None
 
 _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+#: what the trajectory in this context holds (decoded images, the renderer's; encoded
+#: overlays, ``part_bytes``'): the keys it took from :data:`_SHARED`. The runner gives each
+#: trajectory its own (:func:`holding`) and lets go of them when the trajectory ends.
+HELD: ContextVar[dict[Any, Any] | None] = ContextVar("unseen_held_images", default=None)
+#: key → [value, how many trajectories in flight hold it]: an image decoded, or an overlay
+#: encoded, once for every trajectory that uses it while any of them runs (the samples and
+#: votes of one instance, which run together), however high the concurrency
+_SHARED: dict[Any, list[Any]] = {}
+_LOCK = threading.Lock()
+#: encoded overlays outside a trajectory (a view, a test), the few last ones
+_RECENT: OrderedDict[Any, tuple[bytes, str]] = OrderedDict()
+_RECENT_SIZE = 16
+
+
+def held() -> dict[Any, Any] | None:
+    """The current trajectory's store (None outside a trajectory)."""
+    return HELD.get()
+
+
+def hold(key: Any, make: Callable[[], Any]) -> Any:
+    """The value under ``key`` for the current trajectory, made (outside the lock: two
+    threads may both make it, and one copy is kept) by the first trajectory in flight that
+    asks, kept while any that asked is running; None outside a trajectory."""
+    store = HELD.get()
+    if store is None:
+        return None
+    if key in store:
+        return store[key]
+    with _LOCK:
+        entry = _SHARED.get(key)
+    if entry is None:
+        value = make()
+        with _LOCK:
+            entry = _SHARED.setdefault(key, [value, 0])
+    with _LOCK:
+        entry[1] += 1
+    store[key] = entry[0]
+    return entry[0]
+
+
+@contextmanager
+def holding() -> Iterator[dict[Any, Any]]:
+    """One trajectory's store for the ``with`` block; on leaving, what only it held goes."""
+    store: dict[Any, Any] = {}
+    token = HELD.set(store)
+    try:
+        yield store
+    finally:
+        HELD.reset(token)
+        with _LOCK:
+            for key in store:
+                entry = _SHARED.get(key)
+                if entry is not None:
+                    entry[1] -= 1
+                    if entry[1] <= 0:
+                        del _SHARED[key]
 
 
 def register_overlay_renderer(fn: OverlayRenderer) -> None:
@@ -75,14 +138,43 @@ def part_bytes(part: ImagePart, max_side: int | None = None) -> tuple[bytes, str
     size the box conventions assume) and encoded again in its own format."""
     if part.overlay is None:
         data, mime = _read(part.path, *_stat(part.path)), mime_type(part.path)
-    else:
-        if _overlay_renderer is None:
-            raise RuntimeError("an overlay was requested but no overlay renderer is registered")
+        return (data, mime) if max_side is None else _fitted(max_side, mime, data)
+    key = ("overlay", part.path, *_stat(part.path),
+           json.dumps(part.overlay, sort_keys=True, separators=(",", ":")), max_side)
+    if _overlay_renderer is None:
+        raise RuntimeError("an overlay was requested but no overlay renderer is registered")
+    renderer = _overlay_renderer
+
+    def make() -> tuple[bytes, str]:
         mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
-        data = _overlay_renderer(part.path, part.overlay)
-    if max_side is None:
-        return data, mime
-    return _fitted(max_side, mime, data)
+        data = renderer(part.path, part.overlay)
+        return (data, mime) if max_side is None else _fitted(max_side, mime, data)
+
+    # the same overlay again (votes, a retry, another sample's first step): encoded once
+    out = hold(key, make)
+    if out is None:  # outside a trajectory
+        out = _RECENT.get(key) or make()
+        _RECENT[key] = out
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+    return out
+
+
+def request_images(request: Request) -> list[ImagePart]:
+    """The image parts of a request, in order."""
+    return [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
+
+
+async def prepare(parts: list[ImagePart], max_side: int | None = None) -> None:
+    """Draw and encode the overlays among ``parts`` in a worker thread (Pillow releases the
+    GIL while it decodes, draws and encodes, so another core does it and the event loop
+    goes on), leaving them where :func:`part_bytes` finds them; parts without an overlay
+    cost nothing here."""
+    todo = [p for p in parts if p.overlay is not None]
+    if todo:
+        # to_thread copies the context: the thread takes what it makes into this
+        # trajectory's store
+        await asyncio.to_thread(lambda: [part_bytes(p, max_side) for p in todo])
 
 
 @lru_cache(maxsize=64)

@@ -9,12 +9,14 @@ inside its box's top-left corner, so overlapping boxes stay readable.
 from __future__ import annotations
 
 import io
+import os
 from functools import lru_cache
 from typing import Any
 
 from PIL import Image, ImageDraw
 
-from .textures import font
+from ..engine.images import hold
+from .fonts import font
 
 COLORS = [(230, 40, 40), (30, 110, 235), (30, 170, 70), (240, 160, 0), (150, 60, 200),
           (0, 170, 170), (220, 80, 160), (120, 120, 120), (90, 60, 20)]
@@ -27,9 +29,12 @@ def _base(path: str, mtime_ns: int) -> Image.Image:
 
 
 def _image(path: str) -> Image.Image:
-    import os
-
-    return _base(path, os.stat(path).st_mtime_ns)
+    """The decoded image at ``path``: held for the current trajectory's life (its steps
+    and votes, and the other trajectories in flight on that image, draw on one decoded
+    copy however high the concurrency), else from a small cache of the last ones."""
+    mtime = os.stat(path).st_mtime_ns
+    img = hold(("decoded", path, mtime), lambda: _base.__wrapped__(path, mtime))
+    return img if img is not None else _base(path, mtime)
 
 
 def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
