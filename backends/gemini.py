@@ -134,7 +134,8 @@ class Gemini(BaseBackend):
                 if isinstance(p, TextPart):
                     parts.append(types.Part.from_text(text=p.text))
                 elif isinstance(p, ImagePart):
-                    data, mime = part_bytes(p, getattr(self.image, "max_side", None))
+                    data, mime = part_bytes(p, getattr(self.image, "max_side", None),
+                                            getattr(self.image, "draw_fitted", None))
                     part = types.Part.from_bytes(data=data, mime_type=mime)
                     if resolution == "ultra_high":  # only per part, and only on Gemini 3
                         part.media_resolution = types.PartMediaResolution(
@@ -178,7 +179,7 @@ class Gemini(BaseBackend):
 
     async def complete(self, request: Request) -> Reply:
         client = self._get_client()
-        await prepare(request_images(request), getattr(self.image, "max_side", None))
+        await prepare(request_images(request), self.image)
         contents, config = self.contents_and_config(request)
         t0 = time.perf_counter()
         try:

@@ -132,21 +132,27 @@ def file_digest(path: str) -> str:
     return _digest(path, *_stat(path))
 
 
-def part_bytes(part: ImagePart, max_side: int | None = None) -> tuple[bytes, str]:
+def part_bytes(part: ImagePart, max_side: int | None = None,
+               draw_fitted: bool | None = None) -> tuple[bytes, str]:
     """The bytes a provider receives for this part, and their MIME type; with ``max_side``,
     an image whose longer side is longer is resized to fit (``engine.box.fit_within``, the
-    size the box conventions assume) and encoded again in its own format."""
+    size the box conventions assume) and encoded again in its own format. With
+    ``draw_fitted`` too, an overlay is drawn on the fitted image and encoded once (the
+    renderer is given the spec with ``"fit": max_side``)."""
     if part.overlay is None:
         data, mime = _read(part.path, *_stat(part.path)), mime_type(part.path)
         return (data, mime) if max_side is None else _fitted(max_side, mime, data)
+    fit = bool(draw_fitted and max_side)
     key = ("overlay", part.path, *_stat(part.path),
-           json.dumps(part.overlay, sort_keys=True, separators=(",", ":")), max_side)
+           json.dumps(part.overlay, sort_keys=True, separators=(",", ":")), max_side, fit)
     if _overlay_renderer is None:
         raise RuntimeError("an overlay was requested but no overlay renderer is registered")
     renderer = _overlay_renderer
 
     def make() -> tuple[bytes, str]:
         mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
+        if fit:
+            return renderer(part.path, {**part.overlay, "fit": max_side}), mime
         data = renderer(part.path, part.overlay)
         return (data, mime) if max_side is None else _fitted(max_side, mime, data)
 
@@ -165,16 +171,19 @@ def request_images(request: Request) -> list[ImagePart]:
     return [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
 
 
-async def prepare(parts: list[ImagePart], max_side: int | None = None) -> None:
+async def prepare(parts: list[ImagePart], image: Any = None) -> None:
     """Draw and encode the overlays among ``parts`` in a worker thread (Pillow releases the
     GIL while it decodes, draws and encodes, so another core does it and the event loop
     goes on), leaving them where :func:`part_bytes` finds them; parts without an overlay
-    cost nothing here."""
+    cost nothing here. ``image``: the backend's image settings (``max_side``,
+    ``draw_fitted``), or None."""
     todo = [p for p in parts if p.overlay is not None]
+    max_side = getattr(image, "max_side", None)
+    fitted = getattr(image, "draw_fitted", None)
     if todo:
         # to_thread copies the context: the thread takes what it makes into this
         # trajectory's store
-        await asyncio.to_thread(lambda: [part_bytes(p, max_side) for p in todo])
+        await asyncio.to_thread(lambda: [part_bytes(p, max_side, fitted) for p in todo])
 
 
 @lru_cache(maxsize=64)
@@ -212,8 +221,9 @@ def part_digest(part: ImagePart) -> str:
     return hashlib.sha256(f"{base}|{spec}".encode()).hexdigest()
 
 
-def data_url(part: ImagePart, max_side: int | None = None) -> str:
-    data, mime = part_bytes(part, max_side)
+def data_url(part: ImagePart, max_side: int | None = None,
+             draw_fitted: bool | None = None) -> str:
+    data, mime = part_bytes(part, max_side, draw_fitted)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from ..engine.box import fit_within
 from ..engine.images import hold
 from .fonts import font
 
@@ -39,20 +40,32 @@ def _image(path: str) -> Image.Image:
 
 def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
     """A copy of ``image`` with the spec's labelled boxes drawn on it; with ``crop``, only
-    that region of the image (a zoomed-in view), boxes given in the crop's pixels."""
+    that region of the image (a zoomed-in view), boxes given in the crop's pixels. With
+    ``fit`` (``draw_fitted``, not part of a recorded spec), the image (or crop) is first
+    resized to fit within ``fit`` pixels (``engine.box.fit_within``, Lanczos, as a fitted
+    send is) and each box coordinate scaled by the same factor per axis, then drawn."""
     if "crop" in spec:
         x1, y1, x2, y2 = (round(v) for v in spec["crop"])
         out = image.crop((x1, y1, x2, y2))
     else:
-        out = image.copy()
-    if not spec.get("boxes"):
+        out = image.copy() if "fit" not in spec else image
+    boxes = spec.get("boxes") or []
+    if "fit" in spec:
+        size = fit_within(out.width, out.height, spec["fit"])
+        if size != out.size:
+            sx, sy = size[0] / out.width, size[1] / out.height
+            out = out.resize(size, Image.Resampling.LANCZOS)
+            boxes = [[b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy] for b in boxes]
+        elif out is image:
+            out = image.copy()
+    if not boxes:
         return out
     d = ImageDraw.Draw(out)
     w, h = out.size
     line = max(2, round(min(w, h) / 160))
     size = max(12, round(min(w, h) / 18))
     f = font(size)
-    for i, (box, label) in enumerate(zip(spec["boxes"], spec["labels"], strict=True)):
+    for i, (box, label) in enumerate(zip(boxes, spec["labels"], strict=True)):
         color = COLORS[i % len(COLORS)]
         x1, y1, x2, y2 = (round(v) for v in box)
         x2, y2 = min(x2, w) - 1, min(y2, h) - 1

@@ -109,7 +109,7 @@ def test_prepare_draws_in_a_worker_thread_and_the_send_reuses_it(picture, counte
 
     async def trajectory() -> tuple[bytes, int]:
         with images.holding():  # as the runner gives each trajectory
-            await images.prepare([part, plain], max_side=None)
+            await images.prepare([part, plain])
             return images.part_bytes(part)[0], threading.get_ident()
 
     data, loop_thread = asyncio.run(trajectory())
