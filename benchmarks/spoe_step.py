@@ -9,7 +9,11 @@ included, divided by the steps its journal holds (direct makes as many calls as 
 steps); a 1-sample SPoE run in the same round gives the marginal CPU per step beyond
 start-up. Prints each, the ratio spoe / direct, and spoe's against the 12 ms target.
 
-    python benchmarks/spoe_step.py [--samples 8] [--rounds 2] [--concurrency 32]
+With ``--fitted SIDE``, the same round also runs SPoE with ``max_image_side=SIDE`` (drawn
+at full size, then fitted) and with ``draw_fitted=true`` too (drawn on the fitted image,
+encoded once), and prints the ratio of the two.
+
+    python benchmarks/spoe_step.py [--samples 8] [--rounds 2] [--concurrency 32] [--fitted 1024]
 """
 
 from __future__ import annotations
@@ -67,20 +71,25 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--strategy", default="spoe", help="the overlay strategy measured")
+    ap.add_argument("--fitted", type=int, help="also max_image_side=N, with and without "
+                    "draw_fitted")
     args = ap.parse_args()
     # each strategy gets a server whose reply it reads: SPoE a choice, direct a box
     servers = {"spoe": start_server(text='{"choice": "A"}'), "direct": start_server()}
     cpu: dict[str, list[float]] = {"spoe": [], "direct": [], "spoe marginal": []}
+    if args.fitted:
+        cpu.update({"spoe fitted": [], "spoe drawn fitted": []})
     try:
         with tempfile.TemporaryDirectory() as tmp:
             data = hires_set(Path(tmp))
             env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-real-key",
                    "COLUMNS": "100"}
 
-            def run(name: str, strategy: str, samples: int, tag: str) -> tuple[float, int]:
+            def run(name: str, strategy: str, samples: int, tag: str,
+                    options: str = "") -> tuple[float, int]:
                 out = Path(tmp) / tag
                 argv = [UNSEEN, "run", "--data", str(data), "-s", strategy,
-                        "-b", "openai:gpt-4o", "--base-url", servers[name][1] + "/v1",
+                        "-b", "openai:gpt-4o" + options, "--base-url", servers[name][1] + "/v1",
                         "--samples", str(samples), "--concurrency", str(args.concurrency),
                         "--fixed-concurrency", "--no-cache", "--out", str(out)]
                 spent = cpu_of(argv, env, tmp)
@@ -94,6 +103,12 @@ def main() -> None:
                 cpu["spoe"].append(big[0] / big[1] * 1000)
                 cpu["direct"].append(calls[0] / calls[1] * 1000)
                 cpu["spoe marginal"].append((big[0] - small[0]) / (big[1] - small[1]) * 1000)
+                if args.fitted:
+                    for key, extra in (("spoe fitted", ""), ("spoe drawn fitted",
+                                                             ",draw_fitted=true")):
+                        spent, steps = run("spoe", args.strategy, args.samples, f"{key}{r}",
+                                           f",max_image_side={args.fitted}{extra}")
+                        cpu[key].append(spent / steps * 1000)
     finally:
         for proc, _ in servers.values():
             proc.terminate()
@@ -107,6 +122,10 @@ def main() -> None:
     s, d = med(cpu["spoe"]), med(cpu["direct"])
     print(f"spoe / direct: ratio {s / d:.2f}; spoe against the {TARGET_MS:g} ms target: "
           f"ratio {s / TARGET_MS:.2f} (marginal: {med(cpu['spoe marginal']) / TARGET_MS:.2f})")
+    if args.fitted:
+        f, df = med(cpu["spoe fitted"]), med(cpu["spoe drawn fitted"])
+        print(f"at max_image_side={args.fitted}: draw_fitted / drawn then fitted: ratio "
+              f"{df / f:.2f}; draw_fitted against the target: ratio {df / TARGET_MS:.2f}")
 
 
 if __name__ == "__main__":

@@ -80,9 +80,29 @@ def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
     return out
 
 
+def _fitted_base(path: str, side: int) -> Image.Image:
+    """The image at ``path`` fitted within ``side`` (as :func:`draw` fits it), resized once
+    and held like the decoded image, so each step of ``draw_fitted`` only draws."""
+
+    def make() -> Image.Image:
+        return draw(_image(path), {"fit": side})
+
+    mtime = os.stat(path).st_mtime_ns
+    img = hold(("fitted", path, mtime, side), make)
+    return img if img is not None else make()
+
+
 def render_overlay(path: str, spec: dict[str, Any]) -> bytes:
     """Encoded bytes of the image at ``path`` with the overlay (JPEG unless spec says png)."""
-    img = draw(_image(path), spec)
+    if "fit" in spec and "crop" not in spec:  # boxes scaled onto the once-fitted image
+        full = _image(path)
+        base = _fitted_base(path, spec["fit"])
+        sx, sy = base.width / full.width, base.height / full.height
+        boxes = [[b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy] for b in spec.get("boxes", [])]
+        rest = {k: v for k, v in spec.items() if k != "fit"}
+        img = draw(base, {**rest, "boxes": boxes})
+    else:
+        img = draw(_image(path), spec)
     buf = io.BytesIO()
     if spec.get("format", "jpeg") == "png":
         img.save(buf, format="PNG")
