@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
-from ..engine.images import part_bytes
+from ..engine.images import part_bytes, prepare, request_images
 from ..engine.redact import remember, remember_url
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
@@ -135,7 +135,8 @@ class Gemini(BaseBackend):
                 if isinstance(p, TextPart):
                     parts.append(types.Part.from_text(text=p.text))
                 elif isinstance(p, ImagePart):
-                    data, mime = part_bytes(p, getattr(self.image, "max_side", None))
+                    data, mime = part_bytes(p, getattr(self.image, "max_side", None),
+                                            getattr(self.image, "draw_fitted", None))
                     part = types.Part.from_bytes(data=data, mime_type=mime)
                     if resolution == "ultra_high":  # only per part, and only on Gemini 3
                         part.media_resolution = types.PartMediaResolution(
@@ -179,6 +180,7 @@ class Gemini(BaseBackend):
 
     async def complete(self, request: Request) -> Reply:
         client = self._get_client()
+        await prepare(request_images(request), self.image)
         contents, config = self.contents_and_config(request)
         t0 = time.perf_counter()
         try:

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ..engine.backend import RATE_HINTS, Capabilities, ProviderError, RateHints
-from ..engine.images import data_url
+from ..engine.images import data_url, prepare, request_images
 from ..engine.redact import remember, remember_url
 from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
@@ -41,13 +41,14 @@ def choice_schema(choices: list[str]) -> dict[str, Any]:
     }
 
 
-def _content(parts: list, max_side: int | None, detail: str | None) -> list[dict[str, Any]] | str:
+def _content(parts: list, max_side: int | None, detail: str | None,
+             fitted: bool | None = None) -> list[dict[str, Any]] | str:
     out: list[dict[str, Any]] = []
     for p in parts:
         if isinstance(p, TextPart):
             out.append({"type": "text", "text": p.text})
         elif isinstance(p, ImagePart):
-            image: dict[str, Any] = {"url": data_url(p, max_side)}
+            image: dict[str, Any] = {"url": data_url(p, max_side, fitted)}
             if detail is not None:
                 image["detail"] = detail
             out.append({"type": "image_url", "image_url": image})
@@ -61,7 +62,8 @@ def chat_messages(request: Request, image: Any = None) -> list[dict[str, Any]]:
     ``image`` (``ImageSettings``) resizes images (``max_side``) and sets OpenAI's ``detail``."""
     max_side = getattr(image, "max_side", None)
     detail = getattr(image, "detail", None)
-    return [{"role": m.role, "content": _content(m.parts, max_side, detail)}
+    fitted = getattr(image, "draw_fitted", None)
+    return [{"role": m.role, "content": _content(m.parts, max_side, detail, fitted)}
             for m in request.messages]
 
 
@@ -261,6 +263,7 @@ class OpenAIChat(OpenAIClientBackend):
 
     async def complete(self, request: Request) -> Reply:
         t0 = time.perf_counter()
+        await prepare(request_images(request), self.image)
         resp = await self.post("/chat/completions", self.payload(request),
                                _chat_completion_type())
         return self.read(resp, time.perf_counter() - t0)

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from ..engine.backend import Capabilities, ProviderError
-from ..engine.images import data_url
+from ..engine.images import data_url, prepare, request_images
 from ..engine.types import ImagePart, Message, Reply, Request, TextPart, Usage
 from .base import provider
 from .openai_chat import (
@@ -59,7 +59,8 @@ def _message(m: Message, image: Any = None) -> dict[str, Any]:
             content.append({"type": "input_text", "text": p.text})
         elif isinstance(p, ImagePart):
             content.append({"type": "input_image",
-                            "image_url": data_url(p, getattr(image, "max_side", None)),
+                            "image_url": data_url(p, getattr(image, "max_side", None),
+                                                 getattr(image, "draw_fitted", None)),
                             "detail": getattr(image, "detail", None) or "auto"})
     return {"role": m.role, "content": content}
 
@@ -168,6 +169,7 @@ class OpenAIResponses(OpenAIClientBackend):
 
     async def complete(self, request: Request) -> Reply:
         t0 = time.perf_counter()
+        await prepare(request_images(request), self.image)
         # ``object`` keeps the reply as parsed JSON, read (and checked) below
         resp = await self.post("/responses", self.payload(request), object)
         return reply_of(resp, time.perf_counter() - t0)

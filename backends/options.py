@@ -64,7 +64,11 @@ class ImageSettings(BaseModel):
     - ``min_pixels`` / ``max_pixels`` / ``factor``: Qwen2.5-VL's resize, sent to a vLLM server
       as ``mm_processor_kwargs`` and used to read its pixel boxes (None: the profile's);
     - ``detail``: OpenAI's image detail (``low``, ``high``, ``auto``, ``original``);
-    - ``media_resolution``: Gemini's (``low``, ``medium``, ``high``, ``ultra_high``).
+    - ``media_resolution``: Gemini's (``low``, ``medium``, ``high``, ``ultra_high``);
+    - ``draw_fitted`` (opt-in, with ``max_side``): draw a step's overlay on the image already
+      fitted to ``max_side``, encoded once, instead of drawing at full size and fitting the
+      encoded result (decoded and encoded again): the size the provider works at, for a
+      fraction of the CPU; lines and labels are drawn at the sent size, so the bytes differ.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -74,6 +78,7 @@ class ImageSettings(BaseModel):
     factor: int | None = None
     detail: str | None = None
     media_resolution: str | None = None
+    draw_fitted: bool | None = None
 
     def resize(self) -> dict[str, int]:
         return {k: v for k, v in (("factor", self.factor), ("min_pixels", self.min_pixels),
@@ -143,8 +148,25 @@ def image_settings(opts: dict[str, Any], spec: str, *, detail: str | None = None
                                 opts.get("media_resolution", media_resolution),
                                 MEDIA_RESOLUTIONS, spec)
         if media_resolution is not None else None,
+        draw_fitted=_draw_fitted(opts, spec),
     )
 
 
+def _draw_fitted(opts: dict[str, Any], spec: str) -> bool | None:
+    """``draw_fitted=true`` (recorded), or None: the default is left out of run.json and
+    the cache key, so a run that does not opt in is described as before."""
+    raw = opts.get("draw_fitted")
+    if raw is None:
+        return None
+    value = {"true": True, "false": False}.get(str(raw).strip().lower())
+    if value is None:
+        raise BackendConfigError(f"draw_fitted in {spec!r} is true or false, got {raw!r}")
+    if value and opts.get("max_image_side") is None:
+        raise BackendConfigError(f"draw_fitted in {spec!r} needs max_image_side=N: the size "
+                                 "to draw at")
+    return value or None
+
+
 #: options every backend over a model takes
-IMAGE_OPTIONS = ("box_format", "max_image_side", "min_pixels", "max_pixels", "resize_factor")
+IMAGE_OPTIONS = ("box_format", "max_image_side", "min_pixels", "max_pixels", "resize_factor",
+                 "draw_fitted")

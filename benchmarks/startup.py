@@ -1,8 +1,10 @@
 """Start-up time of commands that run no graph, and what they import.
 
 Runs each command ``--repeats`` times in a fresh interpreter (as hyperfine does, one warm-up
-run first) and prints the best and median wall time, each against a bare ``python -c pass``
-of the same interpreter; then, from ``python -X importtime``, whether LangGraph, LangChain
+run first), interleaved with a bare ``python -c pass`` of the same interpreter, and prints
+the best and median wall time and the ratio of the medians to the bare interpreter's
+(targets: ``--help`` and every listing command within 4x, ``import unseen.api`` within
+8x); then, from ``python -X importtime``, whether LangGraph, LangChain
 core and LangSmith were imported, and the heaviest top-level imports. Figures, not
 assertions: the test suite checks the behaviour (``tests/cli/test_startup.py``: no langgraph in
 ``sys.modules``).
@@ -25,21 +27,30 @@ COMMANDS = {
     "unseen --help": ["--help"],
     "unseen strategies": ["strategies"],
     "unseen backends": ["backends"],
+    "unseen benchmarks": ["benchmarks"],
+    "unseen profiles": ["profiles"],
+    "unseen prices": ["prices"],
     "unseen compare --help": ["compare", "--help"],
 }
+TARGET = 4.0  # x a bare interpreter, for the commands above
+API_TARGET = 8.0  # x a bare interpreter, for `import unseen.api`
 HEAVY = ("langgraph", "langchain_core", "langsmith", "openai", "google.genai", "matplotlib",
          "textual", "statsmodels")
 CLI = "from unseen.cli import main; import sys; sys.argv[0] = 'unseen'; main()"
 
 
-def timed(argv: list[str], repeats: int, cwd: str) -> list[float]:
+def timed(runs: dict[str, list[str]], repeats: int, cwd: str) -> dict[str, list[float]]:
+    """Wall times of each command, the commands taken in turn in every repeat (so the
+    machine's drift reaches them alike), after one warm-up run of each."""
     env = {**os.environ, "COLUMNS": "100"}
-    subprocess.run(argv, capture_output=True, env=env, cwd=cwd, check=False)  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    for argv in runs.values():
         subprocess.run(argv, capture_output=True, env=env, cwd=cwd, check=False)
-        times.append(time.perf_counter() - t0)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, argv in runs.items():
+            t0 = time.perf_counter()
+            subprocess.run(argv, capture_output=True, env=env, cwd=cwd, check=False)
+            times[name].append(time.perf_counter() - t0)
     return times
 
 
@@ -63,13 +74,19 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
     cwd = tempfile.mkdtemp(prefix="unseen-startup-")  # no .env, no runs/ around
-    bare = timed([sys.executable, "-c", "pass"], args.repeats, cwd)
-    print(f"python -c pass: best {min(bare):.3f} s, median {statistics.median(bare):.3f} s "
-          f"({args.repeats} runs)")
-    for name, argv in COMMANDS.items():
-        t = timed([sys.executable, "-c", CLI, *argv], args.repeats, cwd)
-        print(f"{name:24} best {min(t):.3f} s  median {statistics.median(t):.3f} s  "
-              f"(x{min(t) / min(bare):.1f} a bare interpreter)")
+    med = statistics.median
+    runs = {"python -c pass": [sys.executable, "-c", "pass"],
+            "import unseen.api": [sys.executable, "-c", "import unseen.api"],
+            **{name: [sys.executable, "-c", CLI, *argv] for name, argv in COMMANDS.items()}}
+    times = timed(runs, args.repeats, cwd)
+    bare = times.pop("python -c pass")
+    print(f"python -c pass: best {min(bare):.3f} s, median {med(bare):.3f} s "
+          f"({args.repeats} runs, interleaved with the commands)")
+    for name, t in times.items():
+        target = API_TARGET if name == "import unseen.api" else TARGET
+        ratio = med(t) / med(bare)
+        print(f"{name:24} best {min(t):.3f} s  median {med(t):.3f} s  ratio {ratio:5.1f} "
+              f"a bare interpreter (target {target:g}x: ratio to it {ratio / target:.2f})")
     for name, argv in COMMANDS.items():
         found = imports(argv, cwd)
         heavy = [h.strip("[]") for h in found if h.startswith("[") and found[h]]

@@ -6,9 +6,11 @@ Starts the fake OpenAI server (tests/fake_providers.py) in its own process, then
 SDK and LangGraph cost ~8 ms of CPU per trajectory here), so the run is sharded over three
 processes (``--processes``); the rates include the ~3 s the shards take to start. Memory:
 resident set size after 1,000 trajectories and after growing the same run to 10,000
-(target: flat), for the parent and the largest shard.
+(target: flat), for the parent and the largest shard. First, CPU per call of ``unseen run``
+beside a bare openai-SDK client making the same calls to the same (instant) server, both
+fresh processes, start-up included (``cpu_per_call.py``; target: 2.5 ms, and the ratio).
 
-    python benchmarks/throughput.py [--small N] [--large N] [--processes K]
+    python benchmarks/throughput.py [--small N] [--large N] [--processes K] [--cpu-only]
 """
 
 from __future__ import annotations
@@ -78,7 +80,14 @@ def main() -> None:
     # three shards on two cores: the parent also writes the journal and receives the
     # shards' lines, so a third event loop keeps both cores busy (measured: 2 → 0.87, 3 → 0.89)
     ap.add_argument("--processes", type=int, default=3, help="shards")
+    ap.add_argument("--cpu-rounds", type=int, default=3, help="rounds of the CPU comparison")
+    ap.add_argument("--cpu-only", action="store_true", help="only the CPU comparison")
     args = ap.parse_args()
+    from cpu_per_call import compare, report
+
+    report(compare(1008, args.cpu_rounds))
+    if args.cpu_only:
+        return
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
     proc, url = start_server()
     try:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict, cast
 from pydantic import BaseModel
 
 from .backend import Backend
+from .images import request_images
 from .types import ErrorInfo, ImagePart, Instance, Reply, Request, Step, TextPart
 
 if TYPE_CHECKING:  # LangGraph reads the annotation as the string 'RunnableConfig' too
@@ -132,10 +133,6 @@ def prompt_text(request: Request) -> str:
     counts what was sent), so a multi-turn step does not repeat the whole dialogue."""
     users = [m for m in request.messages if m.role == "user"]
     return users[-1].text if users else ""
-
-
-def request_images(request: Request) -> list[ImagePart]:
-    return [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
 
 
 class Node(Protocol):

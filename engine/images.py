@@ -5,19 +5,24 @@ naming the file for an empty or undecodable one) and to check it lies in its fol
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
 import os
+import threading
 import warnings
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .errors import UnseenError
 from .plugins import Registry
-from .types import ImagePart
+from .types import ImagePart, Request
 
 MAX_PIXELS_ENV = "UNSEEN_MAX_IMAGE_PIXELS"
 DEFAULT_MAX_PIXELS = 100_000_000  # 100 MP: above any camera frame, far below a bomb's size
@@ -42,6 +47,64 @@ _overlay_renderer: OverlayRenderer | None = None
 _OVERLAYS: Registry[OverlayRenderer] = Registry(OVERLAY_GROUP, "overlay renderer")
 
 _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+#: what the trajectory in this context holds (decoded images, the renderer's; encoded
+#: overlays, ``part_bytes``'): the keys it took from :data:`_SHARED`. The runner gives each
+#: trajectory its own (:func:`holding`) and lets go of them when the trajectory ends.
+HELD: ContextVar[dict[Any, Any] | None] = ContextVar("unseen_held_images", default=None)
+#: key → [value, how many trajectories in flight hold it]: an image decoded, or an overlay
+#: encoded, once for every trajectory that uses it while any of them runs (the samples and
+#: votes of one instance, which run together), however high the concurrency
+_SHARED: dict[Any, list[Any]] = {}
+_LOCK = threading.Lock()
+#: encoded overlays outside a trajectory (a view, a test), the few last ones
+_RECENT: OrderedDict[Any, tuple[bytes, str]] = OrderedDict()
+_RECENT_SIZE = 16
+
+
+def held() -> dict[Any, Any] | None:
+    """The current trajectory's store (None outside a trajectory)."""
+    return HELD.get()
+
+
+def hold(key: Any, make: Callable[[], Any]) -> Any:
+    """The value under ``key`` for the current trajectory, made (outside the lock: two
+    threads may both make it, and one copy is kept) by the first trajectory in flight that
+    asks, kept while any that asked is running; None outside a trajectory."""
+    store = HELD.get()
+    if store is None:
+        return None
+    if key in store:
+        return store[key]
+    with _LOCK:
+        entry = _SHARED.get(key)
+    if entry is None:
+        value = make()
+        with _LOCK:
+            entry = _SHARED.setdefault(key, [value, 0])
+    with _LOCK:
+        entry[1] += 1
+    store[key] = entry[0]
+    return entry[0]
+
+
+@contextmanager
+def holding() -> Iterator[dict[Any, Any]]:
+    """One trajectory's store for the ``with`` block; on leaving, what only it held goes."""
+    store: dict[Any, Any] = {}
+    token = HELD.set(store)
+    try:
+        yield store
+    finally:
+        HELD.reset(token)
+        with _LOCK:
+            for key in store:
+                entry = _SHARED.get(key)
+                if entry is not None:
+                    entry[1] -= 1
+                    if entry[1] <= 0:
+                        del _SHARED[key]
 
 
 def use_overlay_renderer(fn: OverlayRenderer | None) -> None:
@@ -86,18 +149,56 @@ def file_digest(path: str) -> str:
     return _digest(path, *_stat(path))
 
 
-def part_bytes(part: ImagePart, max_side: int | None = None) -> tuple[bytes, str]:
+def part_bytes(part: ImagePart, max_side: int | None = None,
+               draw_fitted: bool | None = None) -> tuple[bytes, str]:
     """The bytes a provider receives for this part, and their MIME type; with ``max_side``,
     an image whose longer side is longer is resized to fit (``engine.box.fit_within``, the
-    size the box conventions assume) and encoded again in its own format."""
+    size the box conventions assume) and encoded again in its own format. With
+    ``draw_fitted`` too, an overlay is drawn on the fitted image and encoded once (the
+    renderer is given the spec with ``"fit": max_side``)."""
     if part.overlay is None:
         data, mime = _read(part.path, *_stat(part.path)), mime_type(part.path)
-    else:
+        return (data, mime) if max_side is None else _fitted(max_side, mime, data)
+    fit = bool(draw_fitted and max_side)
+    key = ("overlay", part.path, *_stat(part.path),
+           json.dumps(part.overlay, sort_keys=True, separators=(",", ":")), max_side, fit)
+    renderer = overlay_renderer()
+
+    def make() -> tuple[bytes, str]:
         mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
-        data = overlay_renderer()(part.path, part.overlay)
-    if max_side is None:
-        return data, mime
-    return _fitted(max_side, mime, data)
+        if fit:
+            return renderer(part.path, {**part.overlay, "fit": max_side}), mime
+        data = renderer(part.path, part.overlay)
+        return (data, mime) if max_side is None else _fitted(max_side, mime, data)
+
+    # the same overlay again (votes, a retry, another sample's first step): encoded once
+    out = hold(key, make)
+    if out is None:  # outside a trajectory
+        out = _RECENT.get(key) or make()
+        _RECENT[key] = out
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+    return out
+
+
+def request_images(request: Request) -> list[ImagePart]:
+    """The image parts of a request, in order."""
+    return [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
+
+
+async def prepare(parts: list[ImagePart], image: Any = None) -> None:
+    """Draw and encode the overlays among ``parts`` in a worker thread (Pillow releases the
+    GIL while it decodes, draws and encodes, so another core does it and the event loop
+    goes on), leaving them where :func:`part_bytes` finds them; parts without an overlay
+    cost nothing here. ``image``: the backend's image settings (``max_side``,
+    ``draw_fitted``), or None."""
+    todo = [p for p in parts if p.overlay is not None]
+    max_side = getattr(image, "max_side", None)
+    fitted = getattr(image, "draw_fitted", None)
+    if todo:
+        # to_thread copies the context: the thread takes what it makes into this
+        # trajectory's store
+        await asyncio.to_thread(lambda: [part_bytes(p, max_side, fitted) for p in todo])
 
 
 @lru_cache(maxsize=64)
@@ -135,8 +236,9 @@ def part_digest(part: ImagePart) -> str:
     return hashlib.sha256(f"{base}|{spec}".encode()).hexdigest()
 
 
-def data_url(part: ImagePart, max_side: int | None = None) -> str:
-    data, mime = part_bytes(part, max_side)
+def data_url(part: ImagePart, max_side: int | None = None,
+             draw_fitted: bool | None = None) -> str:
+    data, mime = part_bytes(part, max_side, draw_fitted)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 

@@ -35,6 +35,7 @@ from .benchmark import Plan, WorkItem
 from .box import no_convention
 from .errors import UnseenError
 from .graph import StrategySpec
+from .images import holding
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
 from .lock import hold
 from .redact import scrub
@@ -271,7 +272,9 @@ class Runner:
         }
         CURRENT_KEY.set(item.key)  # each worker is its own task: the value stays in it
         try:
-            state = await item.strategy.graph.ainvoke(state_in, config=cfg)
+            # this trajectory's decoded images and encoded overlays, let go when it ends
+            with holding():
+                state = await item.strategy.graph.ainvoke(state_in, config=cfg)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in a strategy: record it, keep the run going

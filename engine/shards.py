@@ -31,6 +31,24 @@ from typing import Any
 from .benchmark import WorkItem
 from .journal import JournalWriter
 
+#: runs of fewer trajectories than this take one process by default: shard start-up (about
+#: 3 s of interpreter, imports and clients per shard) outweighs a second core there
+#: (``--processes 3`` on a 1,000-trajectory run reached 0.81x one process's rate; on
+#: 10,000 it reached 0.95 of ideal, ``benchmarks/throughput.py``)
+AUTO_MIN_TRAJECTORIES = 5_000
+#: the most shards a default picks: on two cores three kept both busy (the parent also
+#: writes the journal), more only divide the concurrency further
+AUTO_MAX_PROCESSES = 3
+
+
+def auto_processes(trajectories: int, cores: int, concurrency: int) -> int:
+    """The default number of processes for a run: 1 below :data:`AUTO_MIN_TRAJECTORIES`
+    trajectories or on one core, else ``min(AUTO_MAX_PROCESSES, cores + 1, concurrency)``
+    (each shard needs at least one call in flight)."""
+    if trajectories < AUTO_MIN_TRAJECTORIES or cores < 2:
+        return 1
+    return max(1, min(AUTO_MAX_PROCESSES, cores + 1, concurrency))
+
 
 def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, config: Any) -> None:
     Runner = config["runner_class"]  # the parent's, so this module never imports the runner

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
-FONT_NAME = "DejaVuSans-Bold.ttf"
-FONT_PATHS = (
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",  # Debian/Ubuntu fonts-dejavu-core
-    "/usr/share/fonts/dejavu/DejaVuSans-Bold.ttf",  # Fedora
-    "/usr/share/fonts/TTF/DejaVuSans-Bold.ttf",  # Arch
-)
+from .fonts import font
+
 _PROBE = 100  # font size used to measure text before scaling it to the tile
-
-
-@lru_cache(maxsize=64)
-def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """DejaVu Sans Bold at ``size`` px, else Pillow's scalable default font (Pillow >= 10.1)."""
-    for name in (FONT_NAME, *FONT_PATHS):  # a bare name is searched in the system font folders
-        try:
-            return ImageFont.truetype(name, size)
-        except OSError:
-            continue
-    return ImageFont.load_default(size=size)
 
 
 def digit_texture(text, size: int = 128, fg=(20, 20, 20), bg=None, fill: float = 0.7) -> np.ndarray:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from .engine.errors import UnseenError
 from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
+from .engine.shards import auto_processes
 from .engine.types import Trajectory
 
 if TYPE_CHECKING:
@@ -259,7 +261,7 @@ async def run_async(
     max_attempts: int = 6,
     backoff_base_s: float = 1.0,
     progress: bool = True,
-    processes: int = 1,
+    processes: int | None = 1,
     run_label: str = "unseen run",
     max_cost: float | None = None,
     prices: str | Path | None = None,
@@ -275,6 +277,8 @@ async def run_async(
     without a call to any provider and without writing anything."""
     if samples is not None and samples < 1:
         raise RunError("--samples must be at least 1")
+    auto = processes is None  # chosen from the run's size once it is planned
+    processes = 1 if auto else processes
     if processes < 1:
         raise RunError("--processes must be at least 1")
     bench = get_benchmark(benchmark) if benchmark else detect(data)
@@ -329,6 +333,10 @@ async def run_async(
                                                               *plan.config.git_commits]))
             for name, text in plan.files.items():
                 run.write_file(name, text)
+            if auto and not max_cost and not batch and not any(
+                    getattr(c, "interactive", False) for c in clients):
+                size = Runner.from_plan(plan, clients, run_dir, progress=False).total()
+                processes = auto_processes(size, os.cpu_count() or 1, concurrency)
             if processes > 1:
                 plan.setup = functools.partial(
                     _shard_setup, benchmark=bench.name, request=request,

@@ -13,22 +13,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...engine.benchmark import Plan, RunRequest
 from ...engine.types import RunConfig
 from ...strategies import build
-from .measures import STUDY_FILE, score
-from .runner import (
-    StudyError,
-    check_same_design,
-    fingerprint,
-    plan_calls,
-    scene_sets,
-    study_record,
-)
-from .sets import SCENES_FILE
-from .study import MAX_CALLS, Design, load_design
+from .files import SCENES_FILE
+
+if TYPE_CHECKING:
+    from .study import Design
 
 
 class DirectorTask:
@@ -45,6 +38,11 @@ class DirectorTask:
 
     def _design(self, request: RunRequest) -> Design:
         """The study design: given as a model, or as a file (``--data DESIGN``)."""
+        # the study's modules (numpy, the scene renderer) load when a study is run, not
+        # when every benchmark is asked whether it reads a folder (``claims``)
+        from .runner import StudyError
+        from .study import Design, load_design
+
         design = request.options.get("design")
         if design is None and request.data is not None and Path(request.data).is_file():
             design = request.options["design"] = load_design(request.data)
@@ -62,6 +60,8 @@ class DirectorTask:
 
     def strategies(self, request: RunRequest) -> list:
         """The design's (batch, condition) pairs as ``director`` strategies."""
+        from .runner import StudyError
+
         if request.strategies:
             raise StudyError("a Director study takes its strategies from the design's "
                              "batches; give no --strategy")
@@ -70,10 +70,23 @@ class DirectorTask:
         return list(self._specs(request).values())
 
     def scorer(self, request: RunRequest):
+        from .measures import score
+
         return score
 
     def plan(self, request: RunRequest, strategies: list, backends: list,
              run_dir: Path) -> Plan:
+        from .measures import STUDY_FILE, score
+        from .runner import (
+            StudyError,
+            check_same_design,
+            fingerprint,
+            plan_calls,
+            scene_sets,
+            study_record,
+        )
+        from .study import MAX_CALLS
+
         design = self._design(request)
         names = [alias or b.model for alias, b in zip(request.names, backends, strict=True)]
         for name, b in zip(names, backends, strict=True):

@@ -1,11 +1,23 @@
-"""SceneFunRI: data, prompts' truth side, metrics and comparison tables."""
+"""SceneFunRI: data, prompts' truth side, metrics and comparison tables.
 
-from .dataset import Dataset, DatasetError, load_dataset
-from .metrics import aggregate, cacc, dist, iou, score
-from .report import render, summarize
-from .scoring import scorer
+The names load on first use, so a command that reads one submodule (the dataset, the
+scorer) does not pay for the tables' numpy and bootstrap.
+"""
 
-__all__ = [
-    "Dataset", "DatasetError", "aggregate", "cacc", "dist", "iou",
-    "load_dataset", "render", "score", "scorer", "summarize",
-]
+from __future__ import annotations
+
+from ...engine.lazy import lazy_exports
+
+_EXPORTS = {
+    "Dataset": ".dataset", "DatasetError": ".dataset", "load_dataset": ".dataset",
+    "aggregate": ".metrics", "cacc": ".metrics", "dist": ".metrics", "iou": ".metrics",
+    "score": ".metrics", "render": ".report", "summarize": ".report", "scorer": ".scoring",
+}
+
+__all__ = list(_EXPORTS)
+
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

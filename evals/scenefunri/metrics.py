@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads only for the searches that use it, not for every score
+    import numpy as np
 
 from ...engine.box import Box
 
@@ -57,6 +58,8 @@ def cacc_many(preds: np.ndarray, gt: BoxLike, width: float, height: float,
               theta: float) -> np.ndarray:
     """:func:`cacc` of each row of ``preds`` ((P, 4) pixel boxes) against ``gt``: (P,) bools."""
     g = _box(gt)
+    import numpy as np
+
     p = np.asarray(preds, dtype=float)
     contains = (p[:, 0] <= g.x1) & (p[:, 1] <= g.y1) & (g.x2 <= p[:, 2]) & (g.y2 <= p[:, 3])
     area = (p[:, 2] - p[:, 0]) * (p[:, 3] - p[:, 1])
@@ -66,6 +69,8 @@ def cacc_many(preds: np.ndarray, gt: BoxLike, width: float, height: float,
 def dist_many(preds: np.ndarray, gt: BoxLike, width: float, height: float) -> np.ndarray:
     """:func:`dist` of each row of ``preds`` ((P, 4) pixel boxes) against ``gt``: (P,)."""
     g = _box(gt)
+    import numpy as np
+
     p = np.asarray(preds, dtype=float)
     xs = ((p[:, 0] - g.x1) / width, (p[:, 2] - g.x2) / width)
     ys = ((p[:, 1] - g.y1) / height, (p[:, 3] - g.y2) / height)

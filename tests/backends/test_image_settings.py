@@ -140,3 +140,58 @@ def test_the_table_legend_says_how_images_were_sent(fp, sample_data, tmp_path, m
     assert "images: gpt-4o max_side=512, detail=low" in out
     code, out, err = run_main(["compare", str(tmp_path / "r"), "--format", "md"])
     assert "images: gpt-4o max_side=512, detail=low" in out
+
+
+def test_draw_fitted_draws_spoe_overlays_at_the_sent_size_recorded_and_opt_in(
+        fp, big_data, tmp_path, monkeypatch):
+    """``draw_fitted=true`` (with max_image_side): the overlay is drawn on the image fitted
+    to 960x720, its boxes scaled by 960/1920 = 0.5, and encoded once; the setting is in
+    run.json and the legend's serving text. Without it the bytes are those of the full-size
+    drawing fitted afterwards, as before."""
+    from unseen.engine import images
+    from unseen.engine.rundir import serving_text
+    from unseen.engine.types import ImagePart
+    from unseen.renderers.overlay import render_overlay
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    fp.default = Reply("A")
+    unseen.run(big_data, ["spoe:T=1"], ["openai:gpt-4o,max_image_side=960,draw_fitted=true"],
+               base_url=fp.openai_base_url, out=tmp_path / "f", cache=False, progress=False)
+    fitted_body = fp.requests[0].body
+    assert sent_sizes(fitted_body) == [(960, 720)]
+    desc = json.loads((tmp_path / "f" / "run.json").read_text())["backends"][0]
+    assert desc["image"] == {"max_side": 960, "detail": "high", "draw_fitted": True}
+    assert "draw_fitted=True" in serving_text(desc)
+    (rec,) = read_journal(tmp_path / "f")
+    spec = rec["steps"][0]["images"][0]["overlay"]
+    assert "fit" not in spec  # the journal keeps the spec as drawn at full size
+    url = fitted_body["messages"][0]["content"][0]["image_url"]["url"]
+    sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
+    x1, y1, x2, y2 = (round(v * 0.5) for v in spec["boxes"][0])  # box A (not inset)
+    # its bottom edge, in red (230, 40, 40): a line of max(2, round(720 / 160)) = 4 px
+    # ending at row y2 - 1 of the sent image
+    r, g, b = sent.getpixel(((x1 + x2) // 2, y2 - 3))
+    assert r > 150 and b < 110, (r, g, b)
+    # the default: unchanged bytes, the full-size drawing fitted afterwards
+    fp.reset(Reply("A"))
+    unseen.run(big_data, ["spoe:T=1"], ["openai:gpt-4o,max_image_side=960"],
+               base_url=fp.openai_base_url, out=tmp_path / "d", cache=False, progress=False)
+    url = fp.requests[0].body["messages"][0]["content"][0]["image_url"]["url"]
+    part = ImagePart(path=str(big_data / "images" / "a.jpg"), overlay=spec)
+    full = render_overlay(part.path, spec)
+    assert base64.b64decode(url.split(",", 1)[1]) == images._fitted(960, "image/jpeg", full)[0]
+    desc = json.loads((tmp_path / "d" / "run.json").read_text())["backends"][0]
+    assert "draw_fitted" not in desc["image"]
+
+
+@pytest.mark.parametrize("spec, why", [
+    ("openai:gpt-4o,draw_fitted=true", "needs max_image_side"),
+    ("openai:gpt-4o,max_image_side=960,draw_fitted=maybe", "is true or false"),
+])
+def test_draw_fitted_refuses_what_it_cannot_do_in_one_line(spec, why, big_data, tmp_path,
+                                                           monkeypatch, run_main):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code, out, err = run_main(["run", "--data", str(big_data), "-s", "spoe", "-b", spec,
+                               "--out", str(tmp_path / "r")])
+    assert code == 2 and why in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -53,3 +53,16 @@ def test_the_probe_sees_langgraph_when_a_graph_is_built(tmp_path):
     code = PROBE.replace("main()", "from unseen.strategies import build; build('direct'); main()")
     _, modules = loaded(["strategies"], tmp_path, code)
     assert "langgraph" in modules
+
+
+def test_import_unseen_api_loads_no_model_sdk_graph_or_array_library(tmp_path):
+    """``import unseen.api`` is the library's entry: the SDKs, LangGraph, the statistics
+    and numpy load when a run or a table needs them (numpy came with the overlay's font
+    and the SceneFunRI package's tables)."""
+    code = ("import json, sys, unseen.api\n"
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} | "
+            "{m for m in sys.modules if m.startswith('google.')})), file=sys.stderr)")
+    _, modules = loaded([], tmp_path, code)
+    for heavy in ("numpy", "statsmodels", "google.genai", "langgraph", "openai", "cv2"):
+        assert heavy not in modules, heavy
+    assert "unseen" in modules

@@ -56,3 +56,36 @@ def test_a_shard_that_cannot_start_fails_the_run_loudly(tmp_path, monkeypatch):
     # what the parent's own shard finished is kept for the resume
     again = unseen.run(data, ["direct"], ["sim"], out=tmp_path / "r", cache=False, progress=False)
     assert again.skipped > 0 and again.skipped + again.done == 24
+
+
+def test_the_default_number_of_processes_follows_the_runs_size():
+    """1 below 5,000 trajectories or on one core, else min(3, cores + 1, concurrency)."""
+    from unseen.engine.shards import auto_processes
+
+    assert auto_processes(1_008, cores=2, concurrency=32) == 1  # start-up would dominate
+    assert auto_processes(4_999, cores=16, concurrency=32) == 1
+    assert auto_processes(10_000, cores=2, concurrency=32) == 3  # min(3, 2 + 1, 32)
+    assert auto_processes(10_000, cores=16, concurrency=32) == 3
+    assert auto_processes(10_000, cores=1, concurrency=32) == 1
+    assert auto_processes(10_000, cores=4, concurrency=2) == 2  # one call in flight each
+
+
+def test_a_run_without_processes_asks_the_default_with_its_size(tmp_path, monkeypatch):
+    """``processes=None`` (the CLI's default) picks from the planned trajectories; an
+    explicit number is taken as given, never replaced."""
+    import unseen.api as api
+
+    asked: list[tuple] = []
+
+    def recording(trajectories, cores, concurrency):
+        asked.append((trajectories, concurrency))
+        return 1
+
+    monkeypatch.setattr(api, "auto_processes", recording)
+    data = write_test_set(tmp_path / "data")
+    res = unseen.run(data, ["direct"], ["sim"], out=tmp_path / "r", cache=False,
+                     progress=False, processes=None, samples=2, concurrency=5)
+    assert asked == [(48, 5)] and res.done == 48  # 24 instances x 2 samples
+    unseen.run(data, ["direct"], ["sim"], out=tmp_path / "r2", cache=False, progress=False,
+               processes=1, limit=2)
+    assert len(asked) == 1

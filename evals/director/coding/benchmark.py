@@ -17,15 +17,6 @@ from ....engine.benchmark import Plan, RunRequest
 from ....engine.journal import JOURNAL, RUN_FILE, iter_records, read_run_json
 from ....engine.types import RunConfig
 from ....strategies import build
-from .coder import MAX_EFFORT
-from .items import (
-    CodingError,
-    add_retry_round,
-    all_batches,
-    save_items,
-    select,
-    with_tests,
-)
 
 
 class DirectorCoding:
@@ -38,6 +29,10 @@ class DirectorCoding:
         return False  # a coding run is asked for by name (unseen director code)
 
     def strategies(self, request: RunRequest) -> list:
+        # the coder and the item selection load when a coding run is asked for, not when
+        # every benchmark is asked whether it reads a folder
+        from .coder import MAX_EFFORT
+
         o = request.options
         return [build(("director-code", {"reasoning_effort": o.get("reasoning_effort", MAX_EFFORT),
                                          "structured": o.get("structured", True)}))]
@@ -47,6 +42,8 @@ class DirectorCoding:
 
     def plan(self, request: RunRequest, strategies: list, backends: list,
              run_dir: Path) -> Plan:
+        from .items import CodingError, add_retry_round, all_batches, save_items, select, with_tests
+
         o = request.options
         if request.data is None:  # the run pipeline always names the study's run directory
             raise CodingError("a coding run reads a study's run directory: give its path")
@@ -90,6 +87,8 @@ class DirectorCoding:
 def _check_earlier(folder: Path, coder: str, batch_size: int) -> None:
     """An earlier call into ``folder`` had the same coder and batch size (a batch's id must
     keep naming the same items)."""
+    from .items import CodingError
+
     if not (folder / RUN_FILE).is_file():
         return
     old = RunConfig.model_validate(read_run_json(folder))

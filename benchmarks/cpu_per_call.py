@@ -1,0 +1,111 @@
+"""CPU per call of ``unseen run`` beside a bare openai-SDK client, same server, same run.
+
+Both run as fresh processes (start-up included, as a user pays it) against one local fake
+OpenAI server that answers at once; each makes ``--calls`` chat calls (the `direct` strategy
+over the 24-image test set for unseen; one image and a short text each for the bare client,
+``bare_client.py``) at concurrency 32. A process's CPU is its user + system time from
+``os.wait4``; rounds interleave the two, so the machine's drift hits both alike. Prints each
+round, the medians, the ratio unseen / bare, and unseen's CPU per call against the 2.5 ms
+target. ``throughput.py --cpu`` runs this too.
+
+    python benchmarks/cpu_per_call.py [--calls 1008] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_MS = 2.5
+CONCURRENCY = 32
+#: the console script a user runs, beside this interpreter
+UNSEEN = str(Path(sys.executable).with_name("unseen"))
+
+
+def cpu_of(argv: list[str], env: dict[str, str], cwd: str) -> float:
+    """User + system CPU seconds of the process ``argv`` (and nothing else)."""
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[1:3]} failed ({proc.returncode}): {err[-2000:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_server(delay: float = 0.0, text: str = '{"box": [100, 100, 300, 300]}'
+                 ) -> tuple[subprocess.Popen, str]:
+    """The fake OpenAI server in its own process, answering ``text`` after ``delay`` s."""
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fake_providers.py"), "--delay", str(delay),
+         "--text", text], stdout=subprocess.PIPE, text=True)
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1"):
+        proc.kill()
+        raise SystemExit(f"fake server did not start: {url!r}")
+    return proc, url
+
+
+def compare(calls: int, rounds: int) -> dict[str, list[float]]:
+    """Per-call CPU (ms) of each round, for "unseen" and "bare"."""
+    from unseen.evals.scenefunri.sample import write_test_set
+
+    proc, url = start_server()
+    out: dict[str, list[float]] = {"unseen": [], "bare": []}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = write_test_set(Path(tmp) / "data")
+            n_inst = sum(1 for _ in (data / "images").glob("*.png"))
+            samples = -(-calls // n_inst)
+            n = samples * n_inst
+            env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-real-key",
+                   "COLUMNS": "100"}
+            bare = [sys.executable, str(ROOT / "benchmarks" / "bare_client.py"), url + "/v1",
+                    str(data), str(n), str(CONCURRENCY)]
+            for r in range(rounds):
+                run = [UNSEEN, "run", "--data", str(data),
+                       "-s", "direct", "-b", "openai:gpt-4o", "--base-url", url + "/v1",
+                       "--samples", str(samples), "--concurrency", str(CONCURRENCY),
+                       "--fixed-concurrency", "--no-cache", "--processes", "1",
+                       "--out", str(Path(tmp) / f"run{r}")]
+                # alternate which goes first, so neither always meets a warmer page cache
+                order = [("bare", bare), ("unseen", run)]
+                for name, argv in order if r % 2 == 0 else order[::-1]:
+                    out[name].append(cpu_of(argv, env, tmp) / n * 1000)
+            out["calls"] = [n]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return out
+
+
+def report(res: dict[str, list[float]]) -> None:
+    med = statistics.median
+    n = res["calls"][0]
+    for name in ("unseen", "bare"):
+        vals = " ".join(f"{v:.2f}" for v in res[name])
+        print(f"{name:7} CPU per call over {n} calls, start-up included: median "
+              f"{med(res[name]):.2f} ms (rounds: {vals})")
+    u, b = med(res["unseen"]), med(res["bare"])
+    print(f"unseen / bare openai SDK: ratio {u / b:.2f}; unseen's own share {u - b:.2f} ms "
+          f"per call; unseen against the {TARGET_MS} ms target: ratio {u / TARGET_MS:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=1008)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    report(compare(args.calls, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
