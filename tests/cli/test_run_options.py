@@ -112,3 +112,50 @@ def test_a_bad_subset_is_one_line(sample_data, tmp_path, run_main, extra, words)
                                "--out", str(tmp_path / "r"), *extra])
     assert code == 2 and err.count("\n") == 1 and words in err and "Traceback" not in err
     assert not (tmp_path / "r" / "trajectories.jsonl").exists()
+
+
+# --- unseen run CONFIG.toml ------------------------------------------------------------------
+
+
+def write_config(tmp_path, sample_data, text=""):
+    path = tmp_path / "conf" / "run.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f'data = "{sample_data}"\nstrategies = ["direct", "cot"]\n'
+                    f'backends = ["sim"]\nsample = 2\nseed = 4\ntemperature = 0.2\n'
+                    f'out = "runs/a"\n{text}')
+    return path
+
+
+def test_a_configuration_file_runs_and_its_relative_out_is_the_files(sample_data, tmp_path,
+                                                                     run_main):
+    path = write_config(tmp_path, sample_data)
+    code, out, err = run_main(["run", str(path)])
+    assert code == 0, err
+    run_dir = tmp_path / "conf" / "runs" / "a"
+    records = read_journal(run_dir)
+    assert {r["strategy"] for r in records} == {"direct:temperature=0.2", "cot:temperature=0.2"}
+    config = json.loads((run_dir / "run.json").read_text())
+    assert config["subset"]["sample"] == 2 and config["subset"]["seed"] == 4
+    assert len(records) == 4  # no rule rows: the file names its strategies
+
+
+def test_flags_on_the_command_line_win_over_the_file(sample_data, tmp_path, run_main):
+    path = write_config(tmp_path, sample_data)
+    code, _, err = run_main(["run", str(path), "-s", "direct", "--temperature", "0.5",
+                             "--out", str(tmp_path / "b")])
+    assert code == 0, err
+    assert {r["strategy"] for r in read_journal(tmp_path / "b")} == {"direct:temperature=0.5"}
+    assert not (tmp_path / "conf" / "runs").exists()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("bogus = 1\n", "unknown key 'bogus'"),
+    ("samples = 0\n", "samples: Input should be greater than or equal to 1"),
+    ("samples = \n", "not valid TOML"),
+])
+def test_a_bad_configuration_file_is_one_line_naming_the_key_and_file(
+        sample_data, tmp_path, run_main, text, words):
+    path = write_config(tmp_path, sample_data, text)
+    code, _, err = run_main(["run", str(path)])
+    assert code == 2 and err.count("\n") == 1 and words in err and str(path) in err
+    assert not (tmp_path / "conf" / "runs").exists()

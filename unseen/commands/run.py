@@ -26,6 +26,8 @@ commands = typer.Typer()
 
 @commands.command()
 def run(
+    ctx: typer.Context,
+    config: Annotated[Path | None, typer.Argument(metavar="[CONFIG.toml]", show_default=False, help="A run configuration file (TOML: data, strategies, backends and any option below by its long name); a flag given here wins over it.")] = None,
     data: Annotated[Path | None, typer.Option(help="The benchmark's data: a SceneFunRI folder (default: the bundled sample set), or what another benchmark reads.")] = None,
     strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
     backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
@@ -65,13 +67,18 @@ def run(
     With no options: the bundled sample set, the paper's prompting strategies (direct with
     the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
     Without --strategy the table also shows the fixed rules baseline:center,
-    baseline:prior and baseline:fixed, marked (rule).
+    baseline:prior and baseline:fixed, marked (rule). A CONFIG.toml gives the same as a
+    file (see the README); a flag on the command line wins over its key.
     """
     from ..api import run as run_api
     from ..engine.benchmark import defaults_of, detect
     from ..engine.benchmark import get as get_benchmark
     from .run_options import baseline_label, subset_of, with_decoding
 
+    if config is not None:
+        from .run_config import merged
+
+        return run(ctx, None, **merged(ctx, config))
     check_format(fmt, dry_run)
     bench = get_benchmark(benchmark) if benchmark else detect(data)
     defaults = defaults_of(bench)
