@@ -25,7 +25,7 @@ commands = typer.Typer()
 @commands.command()
 def compare(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
-    baseline: Annotated[str | None, typer.Option(help="Strategy to compute paired differences against, per model.")] = None,
+    baseline: Annotated[str | None, typer.Option(metavar="STRATEGY", help="Strategy to compute paired differences against, per model (default: direct, where the runs hold it beside another strategy, as `unseen run` prints them; none: no paired differences).")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
     paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
@@ -35,8 +35,8 @@ def compare(
     """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
 
     Each metric has a 95 % percentile-bootstrap interval over instances (2,000 resamples;
-    an instance's samples are averaged first). With --baseline, each row gets the paired
-    difference against that strategy of the same model and its paired-bootstrap interval;
+    an instance's samples are averaged first). Against --baseline (default: direct, when
+    present), each row gets the paired difference against that strategy of the same model and its paired-bootstrap interval;
     * marks a difference whose interval excludes 0. The cost in US dollars comes from the
     journal's token counts and the price table (`unseen prices`).
     """
@@ -47,6 +47,8 @@ def compare(
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     with using(prices):
         views, runs = open_runs(run_dirs, "compare")
+        if baseline is not None and baseline.strip().lower() == "none":
+            baseline = ""  # no paired differences
         result = views.compare(runs, CompareOptions(baseline=baseline, seed=seed, paper=paper,
                                                        pool=pool),
                                fmt, out.width)

@@ -56,8 +56,8 @@ class SceneFunRIViews:
             raise RunDirError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
         from ...backends.prices import price_for
 
-        rows = summarize(runs, baseline=options.baseline, seed=options.seed, pool=options.pool,
-                         prices=price_for)
+        rows = summarize(runs, baseline=default_baseline(runs, options.baseline),
+                         seed=options.seed, pool=options.pool, prices=price_for)
         if options.paper:
             rows += paper_rows()
         return render(rows, fmt, width=width)
@@ -132,3 +132,13 @@ class SceneFunRIViews:
 
 
 VIEWS = SceneFunRIViews()
+
+
+def default_baseline(runs: list[RunDir], baseline: str | None) -> str | None:
+    """The strategy paired against: the one asked for; with none asked, ``direct`` where the
+    runs hold it beside another strategy, as ``unseen run`` prints them; "" asks for none."""
+    if baseline is not None:
+        return baseline or None
+    labels = {e.get("label") for run in runs if run.config is not None
+              for e in run.config.strategies}
+    return "direct" if "direct" in labels and len(labels) > 1 else None
