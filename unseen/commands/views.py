@@ -144,13 +144,19 @@ def show(
     no_images: Annotated[bool, typer.Option("--no-images", help="Draw no images in the terminal.")] = False,
     png: Annotated[Path | None, typer.Option("--png", help="Write the trajectory's steps as one PNG strip to this file instead.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost columns (default: $UNSEEN_PRICES).")] = None,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="Print directly instead of through the pager ($UNSEEN_PAGER, $PAGER, else less), which only a terminal gets.")] = False,
 ) -> None:
     """Print a run's summary, or one instance's trajectories step by step (images drawn in
-    the terminal when it is one), or write one trajectory as a PNG strip."""
+    the terminal when it is one), or write one trajectory as a PNG strip. On a terminal
+    the text goes through a pager, as git's does."""
     from ..backends.prices import using
+    from ..renderers.terminal import image_protocol
+    from .pager import paged
 
+    # kitty images do not pass through a pager: those terminals get them printed directly
+    pager = not no_pager and png is None and (no_images or image_protocol() != "kitty")
     try:
-        with using(prices):
+        with using(prices), paged(out, pager):
             _show(run_dir, instance, strategy, model, sample, step, full, no_images, png)
     except ValueError as exc:  # no such instance (RunDirError passes through as is)
         if isinstance(exc, user_errors()):
