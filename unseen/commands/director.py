@@ -30,8 +30,8 @@ director_app = typer.Typer(no_args_is_help=True,
 def director_prompts(
     scene: Annotated[str | None, typer.Option("--scene", help="Scene id whose visible blocks the stated variant lists.")] = None,
     scenes: Annotated[Path | None, typer.Option("--scenes", help="scenes.jsonl made by `unseen data director`.")] = None,
-    # "\\[": rich markup would read "[/<question>]" in a help text as a closing tag
-    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>\\[/<question>]\\[+<insert>]; repeatable.")] = None,
+    # cli_help escapes every help text: "[/<question>]" is no closing tag of rich markup
+    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>[/<question>][+<insert>]; repeatable.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Print every prompt condition, each checked byte for byte against its request's base."""

@@ -27,7 +27,7 @@ commands = typer.Typer()
 @commands.command()
 def run(
     ctx: typer.Context,
-    config: Annotated[Path | None, typer.Argument(metavar="[CONFIG.toml]", show_default=False, help="A run configuration file (TOML: data, strategies, backends and any option below by its long name); a flag given here wins over it.")] = None,
+    config: Annotated[Path | None, typer.Argument(metavar="CONFIG.toml", show_default=False, help="A run configuration file (TOML: data, strategies, backends and any option below by its long name); a flag given here wins over it.")] = None,
     data: Annotated[Path | None, typer.Option(help="The benchmark's data: a SceneFunRI folder (default: the bundled sample set), or what another benchmark reads.")] = None,
     strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
     backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
