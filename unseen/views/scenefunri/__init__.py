@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from ...engine.errors import UnseenError
 from ...engine.journal import RESUMABLE_ERRORS
 from ...engine.rundir import Head, RunDir, RunDirError
 from ..common import ExportResult
@@ -139,6 +140,12 @@ def default_baseline(runs: list[RunDir], baseline: str | None) -> str | None:
     runs hold it beside another strategy, as ``unseen run`` prints them; "" asks for none."""
     if baseline is not None:
         return baseline or None
-    labels = {e.get("label") for run in runs if run.config is not None
-              for e in run.config.strategies}
+    labels: set[str] = set()
+    for run in runs:
+        try:
+            config = run.config
+        except UnseenError:  # a run.json written by hand: its journal says
+            config = None
+        labels |= ({e.get("label") for e in config.strategies} if config is not None
+                   else {r.get("strategy") for r in run.records()})
     return "direct" if "direct" in labels and len(labels) > 1 else None
