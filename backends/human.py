@@ -202,6 +202,7 @@ class Human(BaseBackend):
         self.page: Any = None  # human_web.PageServer once attached
         self.todo = 0
         self.answered = 0  # answers taken on the page during this run
+        self.skipped = 0  # of those, "can't tell": counted apart, as they score unanswered
         self._pending: dict[str, Pending] = {}
         self._done_ids: set[str] = set()
         self._items: dict[str | None, list[int]] = {}  # trajectory key -> [item, requests]
@@ -278,13 +279,14 @@ class Human(BaseBackend):
         deadline = time.monotonic() + wait
         while True:
             if self._closed:
-                return {"done": True, "who": self.model, "answered": self.answered}
+                return {"done": True, "who": self.model, "answered": self.answered,
+                        "skipped": self.skipped}
             if self._pending:
                 return self._show(next(iter(self._pending.values())))
             left = deadline - time.monotonic()
             if left <= 0:
                 return {"waiting": True, "who": self.model, "answered": self.answered,
-                        "of": self.todo}
+                        "skipped": self.skipped, "of": self.todo}
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), left)
 
@@ -340,7 +342,10 @@ class Human(BaseBackend):
         self._done_ids.add(item_id)
         self._pending.pop(item_id, None)
         self._record(p.key, reply)
-        self.answered += 1
+        if reply.error is not None:
+            self.skipped += 1
+        else:
+            self.answered += 1
         p.future.set_result(reply)
         self._wake()
         return 200, {"ok": True}

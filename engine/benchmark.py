@@ -58,6 +58,7 @@ class RunRequest:
     names: list[str | None] = field(default_factory=list)
     samples: int | None = None
     limit: int | None = None
+    subset: dict[str, Any] | None = None  # engine.subset: applied to the benchmark's plan
     progress: bool = True
     options: dict[str, Any] = field(default_factory=dict)
 

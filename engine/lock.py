@@ -124,3 +124,24 @@ def hold(run_dir: str | Path, command: str = "") -> Iterator[Path]:
             _held.reset(token)
     finally:
         os.close(fd)  # releases the flock
+
+
+def holder(run_dir: str | Path) -> str | None:
+    """Who holds ``run_dir`` now (``pid 12 on host (unseen run) since ...``), or None: for
+    the views, which say a run is still going; reads only, never takes the lock."""
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None  # no lock file: nothing ever ran here under a lock
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _describe(_holder(path))
+        except OSError:
+            busy = _no_flock_busy(path)
+            return _describe(busy) if busy is not None else None
+        return None
+    finally:
+        os.close(fd)

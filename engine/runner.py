@@ -120,6 +120,8 @@ class RunResult:
     seconds: float = 0.0
     first_s: float | None = None  # seconds until the first trajectory finished (start-up)
     by_error: dict[str, int] = field(default_factory=dict)
+    # the same counts per strategy label: which method goes unanswered, and why
+    by_strategy: dict[str, dict[str, int]] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)  # the first message of each kind
     # replies cut at a length limit, and trajectories answered by a fallback, by strategy
     length_stops: int = 0
@@ -141,6 +143,8 @@ class RunResult:
         self.answered += status == "answered"
         if error_kind is not None:
             self.by_error[error_kind] = self.by_error.get(error_kind, 0) + 1
+            per = self.by_strategy.setdefault(strategy, {})
+            per[error_kind] = per.get(error_kind, 0) + 1
             self.errors += error_kind not in ANSWERS
             self.examples.setdefault(error_kind, message)
         self.cache_hits += cached_steps

@@ -259,6 +259,8 @@ class RunConfig(BaseModel):
     backends: list[dict[str, Any]]  # {"spec", "model", "box_format", "simulated", ...}
     samples: int = 1
     limit: int | None = None
+    # --instances / --sample (``engine.subset``): what was asked, and the ids it chose
+    subset: dict[str, Any] | None = None
     concurrency: int = 8
     cache: bool = True
     scoring: dict[str, Any] = Field(default_factory=dict)

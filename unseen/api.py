@@ -40,6 +40,8 @@ from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
 from .engine.shards import auto_processes
+from .engine.subset import apply as apply_subset
+from .engine.subset import check_resume as check_subset
 from .engine.types import Trajectory
 
 if TYPE_CHECKING:
@@ -244,6 +246,7 @@ async def run_async(
     benchmark: str | None = None,
     samples: int | None = None,
     limit: int | None = None,
+    subset: dict[str, Any] | None = None,
     out: str | Path | None = None,
     concurrency: int = settings.DEFAULT_CONCURRENCY,
     cache: bool = True,
@@ -274,7 +277,8 @@ async def run_async(
     it (``RunResult.cost_capped``); ``prices`` is a user price file read before the built-in
     table (default ``$UNSEEN_PRICES``). ``dry_run`` returns the plan's estimate
     (``unseen.dryrun.DryRunEstimate``: trajectories, calls, tokens and cost per backend)
-    without a call to any provider and without writing anything."""
+    without a call to any provider and without writing anything. ``subset`` (``engine.subset.
+    describe``: ids, or a seeded sample) narrows the benchmark's instances."""
     if samples is not None and samples < 1:
         raise RunError("--samples must be at least 1")
     auto = processes is None  # chosen from the run's size once it is planned
@@ -286,7 +290,7 @@ async def run_async(
     request = RunRequest(data=data, strategies=list(strategies),
                          backends=[spec for spec, _ in parsed],
                          names=[name for _, name in parsed], samples=samples, limit=limit,
-                         progress=progress,
+                         subset=subset, progress=progress,
                          options={**options, "concurrency": concurrency, "cache": cache,
                                   "package_version": settings.package_version()})
     specs = bench.strategies(request)  # a bad strategy: refused before anything connects
@@ -323,10 +327,12 @@ async def run_async(
                            "choose another --out")
         with hold(run_dir, run_label):  # before any file: one process per run directory
             plan = bench.plan(request, specs, clients, run_dir)
+            apply_subset(plan, subset)
             prints = _record_fingerprints(plan)
             if run.config is not None:
                 _check_fingerprints(run.config, prints, run_dir)
                 _check_served(run.config, plan.config, run_dir)
+                check_subset(run.config, plan.config, run_dir)
                 commits = run.config.git_commits
                 plan.config = bench.resume(run.config, plan.config, run_dir)
                 plan.config.git_commits = list(dict.fromkeys([*commits,

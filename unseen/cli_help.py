@@ -12,6 +12,8 @@ command has one and that each one parses.
 from __future__ import annotations
 
 import inspect
+import typing
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -77,8 +79,80 @@ def with_example(doc: str, path: str) -> str:
     return paragraphs(doc) + ("\n\n" + example if lines else "")
 
 
+#: an option's value by its type, where the option names no metavar of its own
+_METAVARS = ((bool, ""), (int, "INTEGER"), (float, "NUMBER"), (Path, "PATH"), (str, "TEXT"))
+
+
+def _value_type(hint: Any) -> Any:
+    """``list[str] | None`` → ``str``: the type of one value of the option."""
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return hint
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return _value_type(args[0]) if args else hint
+
+
+def _plain_arguments() -> None:
+    """Typer writes a required argument ``{NAME}`` in the usage line, its type
+    (``<list[Path]>``) beside the name the metavar already gives, and ``<bool>`` beside a
+    flag: the name alone, plainly."""
+    from typer.core import TyperArgument, TyperOption
+
+    usage = getattr(TyperArgument, "_usage_display_name", None)
+    if usage is None or getattr(usage, "plain", False):
+        return  # another typer: its own usage line stays
+    option_type = TyperOption.display_type_rich
+
+    def no_flag_type(self: Any, ctx: Any) -> str | None:  # a flag takes no value: no <bool>
+        return None if self.is_flag and self.metavar is None else option_type(self, ctx)
+
+    TyperOption.display_type_rich = no_flag_type  # type: ignore[method-assign]
+
+    def plain_usage(self: Any) -> str:
+        name = usage(self)
+        return name.replace("{", "").replace("}", "") if self.metavar is not None else name
+
+    def no_type(self: Any, ctx: Any) -> str | None:
+        return None if self.metavar is not None else TyperArgument.display_type(self, ctx)
+
+    plain_usage.plain = True  # type: ignore[attr-defined]
+    TyperArgument._usage_display_name = plain_usage  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = no_type  # type: ignore[method-assign]
+
+
+def readable_metavars(callback: Any) -> None:
+    """Give every option and argument of ``callback`` that names none a plain metavar
+    (``TEXT``, ``INTEGER``, ``PATH``; an argument its name, ``RUN_DIR...``) in place of
+    typer's ``<list[str]>`` and ``{run_dirs}...``, which crowd the help at 80 columns."""
+    from typer.models import ArgumentInfo, OptionInfo
+
+    hints = typing.get_type_hints(callback, include_extras=True)
+    # typer evaluates string annotations anew on every call: keep the evaluated (and
+    # changed) ones, or the metavars set here would be lost
+    callback.__annotations__ = dict(hints)
+    for name, hint in hints.items():
+        info = next((m for m in getattr(hint, "__metadata__", ())
+                     if isinstance(m, (OptionInfo, ArgumentInfo))), None)
+        if info is None:
+            continue
+        if info.help and not getattr(callback, "_helps_escaped", False):
+            info.help = escape(info.help)  # "TOML [[profile]]" is text, not rich markup
+        if info.metavar is not None:
+            continue
+        if isinstance(info, ArgumentInfo):
+            info.metavar = name.upper().removesuffix("S") if "list" in str(hint) \
+                else name.upper()
+            continue
+        kind = _value_type(typing.get_args(hint)[0])
+        word = next((w for t, w in _METAVARS if isinstance(kind, type) and issubclass(kind, t)),
+                    "TEXT")
+        if word:
+            info.metavar = word
+    callback._helps_escaped = True
+
+
 def reflow_help(app: Any, path: str = "") -> None:
     """Rewrite the help of ``app`` (a ``typer.Typer``), its commands and its groups, in place."""
+    _plain_arguments()
     info = app.info
     if isinstance(info.help, str):
         info.help = with_example(info.help, path)
@@ -86,6 +160,7 @@ def reflow_help(app: Any, path: str = "") -> None:
         name = cmd.name or cmd.callback.__name__.replace("_", "-")
         doc = cmd.help or inspect.getdoc(cmd.callback) or ""
         cmd.help = with_example(doc, f"{path} {name}".strip())
+        readable_metavars(cmd.callback)
     for group in app.registered_groups:
         sub = group.typer_instance
         reflow_help(sub, f"{path} {group.name or sub.info.name}".strip())

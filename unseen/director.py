@@ -23,7 +23,33 @@ from .evals.director.study import Design
 if TYPE_CHECKING:
     from .dryrun import DryRunEstimate
 
-__all__ = ["StudyError", "run_study", "run_study_async"]
+__all__ = ["StudyError", "run_study", "run_study_async", "sim_in_every_place"]
+
+
+def sim_in_every_place(design: Design, backends: Sequence[str]) -> list[str]:
+    """A bare ``sim[:PROFILE][,knob=value...]`` whose model the design does not ask runs in
+    the place of every model the design names and no other backend plays, each with its own
+    seed (the spec's ``seed``, default 0, plus the model's position in the design): ``-b sim``
+    for the paper design offline, instead of ten ``-b NAME=sim:default,seed=i``."""
+    from .api import parse_backend
+
+    parsed = [parse_backend(b) for b in backends]
+    models = list(dict.fromkeys(m for b in design.batches for m in b.models if m != "*"))
+    taken = {name for _, name in parsed if name}
+    out: list[str] = []
+    for arg, (spec, name) in zip(backends, parsed, strict=True):
+        provider, _, target = spec.partition(",")[0].partition(":")
+        if name or provider != "sim" or any(
+                b.asks(f"sim-{target or 'default'}") for b in design.batches):
+            out.append(arg)
+            continue
+        head, *knobs = spec.split(",")
+        seeds = [k for k in knobs if k.strip().startswith("seed=")]
+        base = int(seeds[-1].partition("=")[2]) if seeds else 0
+        rest = [k for k in knobs if k not in seeds]
+        out += [f"{m}=" + ",".join([head, *rest, f"seed={base + i}"])
+                for i, m in enumerate(models) if m not in taken]
+    return out
 
 async def run_study_async(design: Design, backends: Sequence[str], out: str | Path | None, *,
                           source: str = "", scenes: str | Path | None = None,
@@ -45,9 +71,9 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
     ``dry_run`` returns the study's plan (``unseen.dryrun.DryRunEstimate``: calls, tokens
     and cost per backend, each condition's one or two turns counted by running it against
     ``sim:director-oracle``) without a call to any provider and without writing to
-    ``out``."""
+    ``out``. A bare ``sim`` backend plays every model of the design (``sim_in_every_place``)."""
     return await run_async(
-        None, (), backends, benchmark="director", out=out, concurrency=concurrency,
+        None, (), sim_in_every_place(design, backends), benchmark="director", out=out, concurrency=concurrency,
         cache=cache, cache_dir=cache_dir, timeout_s=timeout_s, max_attempts=max_attempts,
         backoff_base_s=backoff_base_s, base_url=base_url, progress=progress,
         profiles=profiles, cache_tag=cache_tag, max_image_side=max_image_side,

@@ -40,6 +40,7 @@ from .engine.benchmark import WorkItem
 from .engine.journal import JOURNAL, finished_keys, iter_records
 from .engine.rundir import kind_of
 from .engine.runner import Runner
+from .engine.subset import apply as apply_subset
 from .engine.types import Usage
 
 #: who answers a dry run's requests unless the benchmark names its own respondent
@@ -126,6 +127,7 @@ async def estimate(bench: Any, request: Any, strategies: list, clients: list,
             run_dir.mkdir()
             request.options["dry_run"] = True  # a benchmark writes nothing outside run_dir
             plan = bench.plan(request, strategies, standins, run_dir)
+            apply_subset(plan, request.subset)
             runner = _Runner.from_plan(plan, [*standins], run_dir, progress=False)
             runner.finished = done
             result = await runner.run()

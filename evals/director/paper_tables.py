@@ -315,10 +315,12 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
         # columns that do not fit ``width`` beside the first go on in a continued table;
         # a cell (a number, an interval, a condition) never folds, the first column's labels
         # fold only between their pieces (``table_fit``)
-        need = [max([len(r[i]) for r in x.rows] + [len(w) for w in x.columns[i].split()])
-                for i in range(len(x.columns))]
-        need[0] = max(min(max((len(r[0]) for r in x.rows), default=1), 22),
-                      max((longest_piece(r[0]) for r in x.rows), default=1))
+        need = _needs(x, whole=True)
+        split = False  # a margin verdict on its own line, where that saves a part
+        if width and len(_chunks(need, width)) > 1:
+            narrow = _needs(x, whole=False)
+            if len(_chunks(narrow, width)) < len(_chunks(need, width)):
+                need, split = narrow, True
         # the number, caption and notes as paragraphs of the console's width, not the table's
         parts += [Text(""), Text(f"{x.number}. {x.caption}", style="bold")]
         if not x.rows:
@@ -333,21 +335,54 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
                              no_wrap=i != 0, min_width=need[i])
             for r in x.rows:
                 first = "\n".join(fold(r[0], max(need[0], 1)))
-                t.add_row(*(Text(first if i == 0 else r[i]) for i in cols))
+                t.add_row(*(Text(first if i == 0 else
+                                 "\n".join(_verdict_apart(r[i])) if split else r[i])
+                            for i in cols))
             parts.append(t)
         parts += [Text(n, style="dim") for n in x.notes]
     return Group(*parts)
 
 
+_VERDICTS = (" not within", " within")
+
+
+def _verdict_apart(cell: str) -> list[str]:
+    """``+16.7 [-68.7, 100.0]‡ not within`` → the interval, then the margin verdict: the one
+    place a cell may break (an interval never does)."""
+    tail = next((t for t in _VERDICTS if cell.endswith(t)), None)
+    return [cell[: -len(tail)], tail.strip()] if tail else [cell]
+
+
+def _needs(x: Layout, whole: bool) -> list[int]:
+    """Each column's width: its longest cell (``whole``) or longest cell piece, and its
+    heading's longest word; the first column's labels fold between their pieces."""
+    def cell(c: str) -> int:
+        return len(c) if whole else max(len(p) for p in _verdict_apart(c))
+
+    need = [max([cell(r[i]) for r in x.rows] + [len(w) for w in x.columns[i].split()])
+            for i in range(len(x.columns))]
+    need[0] = max(min(max((len(r[0]) for r in x.rows), default=1), 22),
+                  max((longest_piece(r[0]) for r in x.rows), default=1))
+    return need
+
+
 def _chunks(need: list[int], width: int) -> list[list[int]]:
     """The column indices of each part of a table too wide for ``width``: the first column
-    in every part, the others in order, as many as fit (3 characters of padding each)."""
-    out: list[list[int]] = [[0]]
-    used = need[0] + 3
-    for i in range(1, len(need)):
-        if used + need[i] + 3 > width and len(out[-1]) > 1:
-            out.append([0])
-            used = need[0] + 3
-        out[-1].append(i)
-        used += need[i] + 3
-    return out
+    in every part, the others in order (3 characters of padding each), spread evenly over
+    as few parts as fit, so the last is no lone column where another spread fits."""
+    def greedy(cap: int) -> list[list[int]]:
+        out: list[list[int]] = [[0]]
+        used = need[0] + 3
+        for i in range(1, len(need)):
+            full = len(out[-1]) > cap or used + need[i] + 3 > width
+            if full and len(out[-1]) > 1:
+                out.append([0])
+                used = need[0] + 3
+            out[-1].append(i)
+            used += need[i] + 3
+        return out
+
+    fewest = greedy(len(need))
+    parts = len(fewest)
+    even = greedy(-(-(len(need) - 1) // parts))  # ceil: columns per part, spread evenly
+    return even if len(even) == parts else fewest

@@ -73,20 +73,25 @@ def _pts(x: float | None, signed: bool = False) -> str:
 
 def render(report: list[dict[str, Any]], title: str | None = None):
     """A rich Table of :func:`power_report`'s rows."""
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
 
     reps = report[0]["reps"] if report else 0
+    # no vertical rules: at 80 columns the headings fit whole instead of "compa…"
     table = Table(title=title or f"Simulated power and coverage ({reps} studies)",
                   caption="points; power: the change is declared (interval excludes zero and, "
                           "in a family, survives BH); coverage: 95% intervals holding the true "
-                          "difference, ± its Monte Carlo SE")
+                          "difference, ± its Monte Carlo SE", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0),
+                  pad_edge=False)
     many = len({r["model"] for r in report}) > 1
     for col, just in (("#", "right"), ("comparison", "left"), *((("model", "left"),) if many else ()),
                       ("family", "left"), ("G×S", "right"), ("true", "right"),
                       ("mean est.", "right"), ("power", "right"), ("coverage", "right"),
                       ("width", "right"), ("methods", "left")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+        # a heading never cut: each column at least as wide as its longest word
+        table.add_column(col, justify=just,  # type: ignore[arg-type]
+                         min_width=max(len(w) for w in col.split()), overflow="fold")
     for r in report:
         fam = r["family"] or ("margin" if r["margin"] else "–")
         power = f"{100 * r['power']:.0f}%"

@@ -137,6 +137,9 @@ async def test_boxes_drawn_with_the_mouse(browser, sample_data, instances, tmp_p
         await page.wait_for_function(
             "() => document.getElementById('state').textContent.startsWith('All done')",
             timeout=30_000)
+        # the "can't tell" scores unanswered: counted apart, never as an answer
+        assert (await page.inner_text("#state")).startswith(
+            "All done (2 answered, 1 can't tell).")
         await finish(task)
     recs = sorted(_records(out), key=lambda r: r["instance_id"])
     by_id = {i.id: i for i in instances}
@@ -168,7 +171,7 @@ async def test_spoe_regions_picked_by_click_and_by_key(browser, sample_data, ins
         await _image_ready(page)
         assert await page.locator("[data-testid=choice-A]").is_visible()
         await page.click("[data-testid=choice-B]")
-        await page.click("[data-testid=submit]")
+        await page.keyboard.press("Enter")  # the clicked choice has the focus: Enter submits
         await _item(page, "1 of 1 · question 2")
         await _image_ready(page)
         await page.keyboard.press("a")

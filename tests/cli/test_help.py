@@ -93,6 +93,15 @@ def test_help_is_wrapped_paragraphs_with_an_example(path, width, run_main, monke
             assert len(a) + 1 + len(b.split()[0]) > column, (name, a, b)
 
 
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "unseen")
+def test_metavars_are_plain_words(path, run_main, monkeypatch):
+    """``TEXT``, ``PATH``, ``RUN_DIR...``: never typer's ``<list[str]>`` or ``{run_dirs}``."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run_main([*path, "--help"])
+    assert code == 0, err
+    assert not re.search(r"<(list|int|float|str|path|bool)\b|\{\w+\}", out, re.I), out
+
+
 def test_every_command_has_an_example_that_parses():
     """Each example names a real command and options it takes (click parses it, as the shell
     would hand it over); none is left over for a command that is gone."""

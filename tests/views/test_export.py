@@ -96,9 +96,10 @@ def test_page_references_valid_pngs_by_relative_path(report):
             im.verify()
     # the summary: a header row and one per (model, strategy); instances: header + 4
     assert page.rows == {"summary": 3, "instances": 5}
-    # every "steps" link points at a figure on the page
+    # every "steps" link points at a figure on the page, and the contents at the sections
     anchors = [h for h in page.links if h.startswith("#")]
-    assert len(anchors) == 8 and all(h[1:] in page.ids for h in anchors)
+    assert len([h for h in anchors if h.startswith("#strip-")]) == 8
+    assert len(anchors) == 8 + 4 and all(h[1:] in page.ids for h in anchors)
 
 
 def test_table_has_intervals_and_deltas(report, run_dir):
@@ -123,8 +124,30 @@ def test_strip_cap_with_note(tmp_path, run_dir):
     res = export_html([run_dir], tmp_path / "site", max_strips=3)
     assert len(res.strips) == 3 and res.trajectories == 8
     html = res.index.read_text(encoding="utf-8")
-    assert "step strips for the first 3 of 8 trajectories" in html
+    assert "step strips for 3 of 8 trajectories, of the worst instances first" in html
     assert len(_parse(html).imgs) == 2 + 3
+
+
+def test_strips_and_instances_come_worst_first_as_show_orders_them(tmp_path, run_dir):
+    """The strips drawn are of the worst instances (most unanswered, then highest Dist), in
+    the order ``unseen show`` lists them, not the first instances by id."""
+    import json
+
+    from unseen.views.scenefunri.show import worst_key
+
+    records = [json.loads(line) for line in (run_dir / "trajectories.jsonl").read_text()
+               .splitlines()]
+    by_id: dict[str, list] = {}
+    for r in records:
+        by_id.setdefault(r["instance_id"], []).append(
+            (r["status"], (r.get("metrics") or {}).get("dist")))
+    worst = sorted(by_id, key=lambda i: worst_key(i, by_id[i]))
+    assert worst != sorted(worst)  # the run tells the two orders apart
+    res = export_html([run_dir], tmp_path / "site", max_strips=1)
+    assert worst[0] in res.strips[0].name
+    html = res.index.read_text(encoding="utf-8")
+    positions = [html.index(f"<td class='l id'>{i}") for i in worst]
+    assert positions == sorted(positions)
 
 
 def test_runs_sharing_a_model_and_strategy_pool_only_when_asked(tmp_path, run_dir):
@@ -227,3 +250,11 @@ def test_no_table_overflows_a_1280_px_window(wide_report, tmp_path):
     res = _browser(exe, tmp_path, f"--screenshot={shot}", "--window-size=1280,900",
                    (site / "index.html").resolve().as_uri())
     assert res.returncode == 0 and Image.open(shot).size == (1280, 900)
+
+
+def test_the_report_opens_with_its_contents(tmp_path, run_dir):
+    html = export_html([run_dir], tmp_path / "site", max_strips=2).index.read_text("utf-8")
+    nav = html[html.index("<nav>"):html.index("</nav>")]
+    for anchor in ("comparison", "instances", "strips"):
+        assert f'href="#{anchor}"' in nav and f'id="{anchor}"' in html
+    assert html.index("<nav>") < html.index('id="comparison"')

@@ -151,9 +151,13 @@ def test_index_of_10000_lines_is_quick(run_dir, tmp_path):
 # --- reading well (issue 18) -----------------------------------------------------------------
 
 
-async def test_rows_show_their_outcome_mark_and_instruction(run_dir):
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_rows_show_their_outcome_mark_short_id_and_instruction(run_dir, size):
+    """At 80 columns the instruction is cut: the short id before it tells rows apart."""
+    from unseen.views.scenefunri.tui import short_id
+
     app = TuiApp([run_dir])
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await pilot.press("home", "down", "space")
         group = app.query_one("#tree", Tree).cursor_node
         instructions = {i: v["instruction"] for i, v in app.index.runs[0].instances.items()}
@@ -161,8 +165,12 @@ async def test_rows_show_their_outcome_mark_and_instruction(run_dir):
             row = leaf.data[1]
             label = str(leaf.label)
             mark = {"correct": "✓", "wrong": "✗", "unanswered": "∅", "error": "!"}[row.outcome]
-            assert label.startswith(f"{mark} {instructions[row.instance_id][:20]}"), label
-            assert row.instance_id not in label  # the instruction, not the bare id
+            short = short_id(row.instance_id)
+            assert label.startswith(f"{mark} {short}  {instructions[row.instance_id][:20]}")
+            if short != row.instance_id:  # a long id: its short part, not the whole
+                assert row.instance_id not in label
+        starts = [str(leaf.label)[:12] for leaf in group.children]
+        assert len(set(starts)) == len(starts)  # no two rows read the same where they begin
 
 
 async def test_question_mark_lists_every_key(run_dir):

@@ -261,7 +261,8 @@ def test_a_run_main_wrote_opens_in_compare_tui_and_export(old_run, tmp_path, run
     index = build_index([old_run])
     assert len(index.entries) == 14
     instructions = {i["instruction"] for i in index.runs[0].instances.values()}
-    assert {e.label for e in index.entries} <= instructions  # rows say the instruction
+    # rows say the instance's short id, then its instruction
+    assert {e.label.partition("  ")[2] for e in index.entries} <= instructions
     assert index.read(index.entries[0])["steps"]
     code, _, err = run_main(["export", str(old_run), "--html", str(tmp_path / "site")])
     assert code == 0, err

@@ -110,9 +110,10 @@ def _failed_line(result: Any, what: str, failures: dict[str, int], quiet: bool,
 def print_reasons(by_error: dict[str, int], result: Any = None) -> None:
     """The unanswered trajectories by reason; with the run's ``result``, how many replies
     stopped at a length limit (answered or not) and which answers are fallbacks."""
+    per = getattr(result, "by_strategy", None) or {}
     if by_error:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(by_error.items()))
-        out.print(f"[yellow]unanswered by reason:[/] {reasons}")
+        reasons = ", ".join(f"{k} {v}{_split(k, per)}" for k, v in sorted(by_error.items()))
+        out.print(f"[yellow]unanswered by reason:[/] {escape(reasons)}", soft_wrap=True)
     if result is None:
         return
     if result.length_stops:
@@ -121,6 +122,14 @@ def print_reasons(by_error: dict[str, int], result: Any = None) -> None:
     for strategy, n in sorted(result.fallbacks.items()):
         out.print(f"[yellow]{escape(strategy)}:[/] {n} trajectories answered with an earlier "
                   "step's answer (the last step gave none; see `unseen show`)", soft_wrap=True)
+
+
+def _split(kind: str, per: dict[str, dict[str, int]]) -> str:
+    """`` (cot 10, cot-sr 2)``: a reason's count by strategy, by strategy label."""
+    if not per:
+        return ""
+    parts = [f"{label} {n[kind]}" for label, n in sorted(per.items()) if n.get(kind)]
+    return f" ({', '.join(parts)})"
 
 
 def print_servers(run_dir: Path) -> None:

@@ -129,7 +129,8 @@ def data_rooms(
     from ..evals.scenefunri.rooms import write_rooms
 
     width, height = _size(size)
-    visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height))
+    visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height),
+                         progress=err.is_terminal)
     out.print(f"wrote {len(visits)} visits to {out_dir}")
 
 

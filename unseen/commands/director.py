@@ -30,8 +30,8 @@ director_app = typer.Typer(no_args_is_help=True,
 def director_prompts(
     scene: Annotated[str | None, typer.Option("--scene", help="Scene id whose visible blocks the stated variant lists.")] = None,
     scenes: Annotated[Path | None, typer.Option("--scenes", help="scenes.jsonl made by `unseen data director`.")] = None,
-    # "\\[": rich markup would read "[/<question>]" in a help text as a closing tag
-    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>\\[/<question>]\\[+<insert>]; repeatable.")] = None,
+    # cli_help escapes every help text: "[/<question>]" is no closing tag of rich markup
+    condition: Annotated[list[str] | None, typer.Option("--condition", "-c", help="Only this condition, <request>[/<question>][+<insert>]; repeatable.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Print every prompt condition, each checked byte for byte against its request's base."""
@@ -80,7 +80,7 @@ def director_prompts(
 @director_app.command("run")
 def director_run(
     design_file: Annotated[str, typer.Argument(metavar="DESIGN", help="A study design TOML, or a shipped one: paper, quick.")],
-    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="SPEC, or NAME=SPEC to run SPEC as the design's model NAME; repeatable.")] = None,
+    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="SPEC, or NAME=SPEC to run SPEC as the design's model NAME; repeatable. A bare sim plays every model no other backend plays, each with its own seed.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
     scenes: Annotated[Path | None, typer.Option(help="Folder with one scene set per subfolder (main/, rotated/, ...); default RUN_DIR/scenes, rendered when missing.")] = None,
     samples: Annotated[int | None, typer.Option(min=1, help="Replies per scene and condition instead of the design's (say 1 for a person); recorded in the run's study.json.")] = None,

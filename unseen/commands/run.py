@@ -26,12 +26,19 @@ commands = typer.Typer()
 
 @commands.command()
 def run(
+    ctx: typer.Context,
+    config: Annotated[Path | None, typer.Argument(metavar="CONFIG.toml", show_default=False, help="A run configuration file (TOML: data, strategies, backends and any option below by its long name); a flag given here wins over it.")] = None,
     data: Annotated[Path | None, typer.Option(help="The benchmark's data: a SceneFunRI folder (default: the bundled sample set), or what another benchmark reads.")] = None,
     strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
     backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
     benchmark: Annotated[str | None, typer.Option(help="Benchmark (see `unseen benchmarks`); default: the one whose data --data holds, else scenefunri.")] = None,
     samples: Annotated[int, typer.Option(min=1, help="Samples per instance.")] = 1,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N instances.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, metavar="N", help="Use only the first N instances.")] = None,
+    instances: Annotated[str | None, typer.Option("--instances", metavar="ID,...", help="Use only these instances (ids, comma-separated); recorded in run.json, and a resume must give the same.")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", metavar="N", min=1, help="Use N instances drawn at random with --seed (default 0); recorded in run.json, and a resume must give the same.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="With --sample: the seed of the draw.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature for every strategy that has the parameter (a strategy's own temperature=... wins; default: each strategy's).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, metavar="N", help="Output cap for every strategy (a strategy's own max_tokens=... wins; default: none).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
     fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
     batch: Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai, openai-responses, gemini): cheaper, results within 24 h; the run resumes its batches after a kill.")] = False,
@@ -60,21 +67,30 @@ def run(
     With no options: the bundled sample set, the paper's prompting strategies (direct with
     the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
     Without --strategy the table also shows the fixed rules baseline:center,
-    baseline:prior and baseline:fixed, marked (rule).
+    baseline:prior and baseline:fixed, marked (rule). A CONFIG.toml gives the same as a
+    file (see the README); a flag on the command line wins over its key.
     """
     from ..api import run as run_api
     from ..engine.benchmark import defaults_of, detect
     from ..engine.benchmark import get as get_benchmark
     from ..engine.runner import RunResult
+    from .run_options import baseline_label, subset_of, with_decoding
 
+    if config is not None:
+        from .run_config import merged
+
+        return run(ctx, None, **merged(ctx, config))
     check_format(fmt, dry_run)
     bench = get_benchmark(benchmark) if benchmark else detect(data)
     defaults = defaults_of(bench)
-    strategies = strategy or list(defaults.strategies)
+    strategies = with_decoding(strategy or list(defaults.strategies),
+                               temperature=temperature, max_tokens=max_tokens)
     backends = backend or [settings.DEFAULT_BACKEND]
+    subset = subset_of(instances, sample, seed, limit)
     if dry_run:
         return print_estimate(run_api(
             data, strategies, backends, benchmark=bench.name, samples=samples, limit=limit,
+            subset=subset,
             out=out_dir, concurrency=concurrency, box_format=box_format, base_url=base_url,
             progress=not quiet and fmt == "table", processes=processes,
             allow_outside_images=allow_outside_images, profiles=profiles,
@@ -84,7 +100,7 @@ def run(
     try:
         result = run_api(
             data, strategies, backends, benchmark=bench.name, samples=samples, limit=limit,
-            out=run_dir, concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
+            subset=subset, out=run_dir, concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir,
             box_format=box_format, base_url=base_url, timeout_s=timeout, progress=not quiet,
             processes=processes, allow_outside_images=allow_outside_images,
             profiles=profiles, max_image_side=max_image_side, cache_tag=cache_tag,
@@ -92,26 +108,35 @@ def run(
             batch=batch, batch_window_s=batch_window, batch_poll_s=batch_poll,
         )
         assert isinstance(result, RunResult)  # not a dry run
+        rules = None
         if not strategy and defaults.rules and not result.cost_capped:  # for scale; no model
             rules = run_api(data, [defaults.baseline or strategies[0]], list(defaults.rules),
-                            benchmark=bench.name, samples=samples, limit=limit, out=run_dir,
-                            progress=False)
+                            benchmark=bench.name, samples=samples, limit=limit, subset=subset,
+                            out=run_dir, progress=False)
             assert isinstance(rules, RunResult)
-            result.done, result.seconds = result.done + rules.done, result.seconds + rules.seconds
     except KeyboardInterrupt:
         interrupted("trajectories", run_dir)
     assert isinstance(result, RunResult)  # not a dry run
     if quiet_or_resumed(result, quiet, "trajectories"):
         return close(result, "trajectories", strict, quiet)
-    base = defaults.baseline if defaults.baseline in strategies and len(strategies) > 1 \
-        else None
+    base = baseline_label(defaults.baseline, strategies, temperature=temperature,
+                          max_tokens=max_tokens)
     _print_table(bench.name, result, base)
     print_reasons(result.by_error, result)
     print_servers(result.run_dir)
     # soft_wrap: a path folded at the console's width cannot be copied back
-    out.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]  ({result.done} new "
-              f"trajectories in {result.seconds:.1f} s)", soft_wrap=True, highlight=False)
+    out.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]  ({_counted(result, rules)})",
+              soft_wrap=True, highlight=False)
     close(result, "trajectories", strict, quiet)
+
+
+def _counted(result, rules) -> str:
+    """What the run added, in the progress bar's count (the models' trajectories) and the
+    fixed rules' rows apart, which run after the bar without one."""
+    if rules is None or not rules.done:
+        return f"{result.done} new trajectories in {result.seconds:.1f} s"
+    return (f"{result.done} new trajectories of the models, as the progress bar counted, and "
+            f"{rules.done} of the fixed rules, in {result.seconds + rules.seconds:.1f} s")
 
 
 def _print_table(benchmark: str, result, baseline: str | None) -> None:

@@ -25,7 +25,7 @@ commands = typer.Typer()
 @commands.command()
 def compare(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
-    baseline: Annotated[str | None, typer.Option(help="Strategy to compute paired differences against, per model.")] = None,
+    baseline: Annotated[str | None, typer.Option(metavar="STRATEGY", help="Strategy to compute paired differences against, per model (default: direct, where the runs hold it beside another strategy, as `unseen run` prints them; none: no paired differences).")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, csv, md or latex.")] = "table",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap; the same seed gives the same intervals.")] = 0,
     paper: Annotated[bool, typer.Option("--paper", help="Add the paper's own published numbers (Tables 2 and 3), quoted, not measured.")] = False,
@@ -35,8 +35,8 @@ def compare(
     """One row per (model, strategy): n, answered %, CAcc@75, CAcc@50, mIoU, Dist (×100), cost.
 
     Each metric has a 95 % percentile-bootstrap interval over instances (2,000 resamples;
-    an instance's samples are averaged first). With --baseline, each row gets the paired
-    difference against that strategy of the same model and its paired-bootstrap interval;
+    an instance's samples are averaged first). Against --baseline (default: direct, when
+    present), each row gets the paired difference against that strategy of the same model and its paired-bootstrap interval;
     * marks a difference whose interval excludes 0. The cost in US dollars comes from the
     journal's token counts and the price table (`unseen prices`).
     """
@@ -47,6 +47,8 @@ def compare(
         raise UserError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     with using(prices):
         views, runs = open_runs(run_dirs, "compare")
+        if baseline is not None and baseline.strip().lower() == "none":
+            baseline = ""  # no paired differences
         result = views.compare(runs, CompareOptions(baseline=baseline, seed=seed, paper=paper,
                                                        pool=pool),
                                fmt, out.width)
@@ -142,13 +144,19 @@ def show(
     no_images: Annotated[bool, typer.Option("--no-images", help="Draw no images in the terminal.")] = False,
     png: Annotated[Path | None, typer.Option("--png", help="Write the trajectory's steps as one PNG strip to this file instead.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table for the cost columns (default: $UNSEEN_PRICES).")] = None,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="Print directly instead of through the pager ($UNSEEN_PAGER, $PAGER, else less), which only a terminal gets.")] = False,
 ) -> None:
     """Print a run's summary, or one instance's trajectories step by step (images drawn in
-    the terminal when it is one), or write one trajectory as a PNG strip."""
+    the terminal when it is one), or write one trajectory as a PNG strip. On a terminal
+    the text goes through a pager, as git's does."""
     from ..backends.prices import using
+    from ..renderers.terminal import image_protocol
+    from .pager import paged
 
+    # kitty images do not pass through a pager: those terminals get them printed directly
+    pager = not no_pager and png is None and (no_images or image_protocol() != "kitty")
     try:
-        with using(prices):
+        with using(prices), paged(out, pager):
             _show(run_dir, instance, strategy, model, sample, step, full, no_images, png)
     except ValueError as exc:  # no such instance (RunDirError passes through as is)
         if isinstance(exc, user_errors()):

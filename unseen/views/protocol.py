@@ -48,7 +48,7 @@ class Filters:
 
 @dataclass
 class CompareOptions:
-    baseline: str | None = None
+    baseline: str | None = None  # None: the benchmark's default; "": no paired differences
     seed: int = 0
     paper: bool = False  # the paper's own numbers beside the run's (where a benchmark has any)
     pool: bool = False  # a (model, strategy) in several runs pooled into one row, else refused

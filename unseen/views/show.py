@@ -14,16 +14,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..engine.rundir import RunDir
 from .protocol import Filters
 from .registry import views_for
 
 
+def still_running(console: Console, run_dir: str | Path) -> None:
+    """A first line when a process holds the run directory: what follows is the journal so
+    far, not the run's end."""
+    from ..engine.lock import holder
+
+    if who := holder(run_dir):
+        console.print(f"[bold yellow]still running[/]: {escape(who)}; what follows is what is "
+                      "journaled so far", soft_wrap=True, highlight=False)
+
+
 def show_summary(console: Console, run_dir: str | Path, *, strategy: str | None = None,
                  model: str | None = None, worst: int | None = None) -> None:
     """The run at a glance: tables by model and strategy, then the worst instances."""
     run = RunDir.open(run_dir)
+    still_running(console, run_dir)
     filters = Filters(strategy=strategy, model=model)
     if worst is not None:
         filters.worst = worst
@@ -36,6 +48,7 @@ def show_instance(console: Console, run_dir: str | Path, instance: str, *,
                   images: bool = True) -> None:
     """Every matching trajectory of one instance, step by step."""
     run = RunDir.open(run_dir)
+    still_running(console, run_dir)
     views_for(run.benchmark).instance(run, instance, console, Filters(
         strategy=strategy, model=model, sample=sample, step=step, full=full, images=images))
 

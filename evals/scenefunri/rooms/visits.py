@@ -166,15 +166,30 @@ def _write_one(args) -> str:
 
 
 def write_rooms(root: str | Path, n_rooms: int = 8, seed: int = 0, size=(640, 480),
-                overwrite: bool = True, workers: int | None = None) -> list[str]:
+                overwrite: bool = True, workers: int | None = None,
+                progress: bool = False) -> list[str]:
     """Write rooms 0 .. n_rooms - 1 as SceneFun3D visits under ``root`` (visit ids
     100000 + index, so two seeds need two roots); returns the visit ids. Rooms are
-    independent, so ``workers`` processes (default: one per CPU) give the same files."""
+    independent, so ``workers`` processes (default: one per CPU) give the same files.
+    ``progress``: a bar on stderr, a room at a time (each takes seconds)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
     jobs = [(str(root), i, seed, tuple(size), overwrite) for i in range(n_rooms)]
     workers = min(n_rooms, workers or os.cpu_count() or 1)
-    if workers <= 1:
-        return [_write_one(j) for j in jobs]
-    from concurrent.futures import ProcessPoolExecutor
+    with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
+        task = bar.add_task("rendering rooms", total=n_rooms)
+        if workers <= 1:
+            done = []
+            for j in jobs:
+                done.append(_write_one(j))
+                bar.advance(task)
+            return done
+        from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(_write_one, jobs))
+        with ProcessPoolExecutor(workers) as pool:
+            done = []
+            for visit in pool.map(_write_one, jobs):  # in order, as each room is written
+                done.append(visit)
+                bar.advance(task)
+            return done

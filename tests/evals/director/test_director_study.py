@@ -292,8 +292,10 @@ def test_a_model_no_batch_asks_is_refused(tmp_path, tiny, scenes):
     text = TINY.replace('name = "q"\n', 'name = "q"\nmodels = ["gpt-x"]\n')
     path = tmp_path / "d.toml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(StudyError, match="NAME=sim"):
-        run_study(load_design(path), ["sim"], tmp_path / "r", scenes=scenes, progress=False)
+    # a bare sim would play gpt-x (unseen.director.sim_in_every_place); a named one may not
+    with pytest.raises(StudyError, match="model 'gpt-q'.*NAME=sim"):
+        run_study(load_design(path), ["gpt-q=sim"], tmp_path / "r", scenes=scenes,
+                  progress=False)
 
 
 def test_missing_scene_images_are_a_clear_error(tmp_path, tiny, scenes):

@@ -182,7 +182,8 @@ def test_pool_pools_and_says_so(two_runs, run_main, monkeypatch):
     code, out, err = run_main(["compare", str(a), str(b), str(c), "--pool"])
     assert code == 0, err
     note = " ".join(out.split()).split("pooled (--pool): ")[1]
-    assert note.startswith(f"sim-default cot, sim-default direct from {a} + {b} (n counts")
+    # direct first: the rows are paired against it by default
+    assert note.startswith(f"sim-default direct, sim-default cot from {a} + {b} (n counts")
     assert "4×2" in out  # the same 4 instances, once from each run
     rows = json.loads(run_main(["compare", str(a), str(b), str(c), "--pool", "-f", "json"])[1])
     by = {(r["model"], r["strategy"]): r for r in rows}

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from ...engine.errors import UnseenError
 from ...engine.journal import RESUMABLE_ERRORS
 from ...engine.rundir import Head, RunDir, RunDirError
 from ..common import ExportResult
@@ -56,8 +57,8 @@ class SceneFunRIViews:
             raise RunDirError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
         from ...backends.prices import price_for
 
-        rows = summarize(runs, baseline=options.baseline, seed=options.seed, pool=options.pool,
-                         prices=price_for)
+        rows = summarize(runs, baseline=default_baseline(runs, options.baseline),
+                         seed=options.seed, pool=options.pool, prices=price_for)
         if options.paper:
             rows += paper_rows()
         return render(rows, fmt, width=width)
@@ -132,3 +133,19 @@ class SceneFunRIViews:
 
 
 VIEWS = SceneFunRIViews()
+
+
+def default_baseline(runs: list[RunDir], baseline: str | None) -> str | None:
+    """The strategy paired against: the one asked for; with none asked, ``direct`` where the
+    runs hold it beside another strategy, as ``unseen run`` prints them; "" asks for none."""
+    if baseline is not None:
+        return baseline or None
+    labels: set[str] = set()
+    for run in runs:
+        try:
+            config = run.config
+        except UnseenError:  # a run.json written by hand: its journal says
+            config = None
+        labels |= ({e.get("label") for e in config.strategies} if config is not None
+                   else {r.get("strategy") for r in run.records()})
+    return "direct" if "direct" in labels and len(labels) > 1 else None

@@ -121,7 +121,7 @@ def _dataset(run: RunDir) -> tuple[dict[str, Any], str]:
 def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
            result: ExportResult) -> ExportPage:
     """The page's sections; strips and curves under ``out_dir/img/``."""
-    from .show import strip_record
+    from .show import strip_record, worst_key
 
     recs = [(k, r) for k, run in enumerate(runs) for r in run_records(run)]
     baseline = options.baseline
@@ -151,7 +151,12 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
         if why:
             result.notes.append(f"{runs[k].path}: no strips ({why})")
     inst_rows, figures = [], []
-    for (k, iid) in sorted(by_inst):
+    # worst first, as `unseen show` orders them, so the strips drawn are the worst ones
+    def badness(key: tuple[int, str]) -> tuple:
+        outcomes = [(r["status"], (r.get("metrics") or {}).get("dist")) for r in by_inst[key]]
+        return (worst_key(key[1], outcomes), key[0])
+
+    for (k, iid) in sorted(by_inst, key=badness):
         inst = datasets[k][0].get(iid)
         cells = []
         for r in by_inst[(k, iid)]:
@@ -173,8 +178,8 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
                          f"{e(instruction)}</td><td class='l text'>{'<br>'.join(cells)}</td></tr>")
     if len(result.strips) < result.trajectories:
         result.notes.append(
-            f"step strips for the first {len(result.strips)} of {result.trajectories} "
-            "trajectories; any other: unseen show RUN INSTANCE --strategy S --model M "
+            f"step strips for {len(result.strips)} of {result.trajectories} trajectories, "
+            "of the worst instances first (as unseen show orders them); any other: unseen show RUN INSTANCE --strategy S --model M "
             "--sample K --png FILE")
     sections.append(Section(
         "Instances", "".join(f"<p class=note>{e(n)}</p>" for n in result.notes)
@@ -183,7 +188,7 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
         "<tbody>" + "\n".join(inst_rows) + "</tbody></table></div>", "instances"))
     if figures:
         sections.append(Section("Step strips", "\n".join(figures), "strips"))
-    return ExportPage("unseen report", sections, CSS)
+    return ExportPage("unseen report", sections, CSS, nav=True)  # contents, as the Director's
 
 
 def _curves(runs: list[RunDir], img: Path, result: ExportResult) -> list[Section]:

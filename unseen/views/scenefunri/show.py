@@ -162,6 +162,16 @@ def _cell(heads: list[Head]) -> RenderableType:
     return text
 
 
+def worst_key(instance_id: str, outcomes: list[tuple[str, float | None]]) -> tuple:
+    """The sort key of an instance, worst first: most unanswered (a share of its
+    trajectories), then the highest mean Dist; ``outcomes`` are (status, dist) pairs. The
+    HTML export orders its instances and step strips by it too."""
+    dists = [d for _, d in outcomes if d is not None]
+    unanswered = sum(status != "answered" for status, _ in outcomes)
+    return (-unanswered / max(1, len(outcomes)),
+            -(sum(dists) / len(dists) if dists else float("inf")), instance_id)
+
+
 def instance_table(heads: list[Head], order: list[tuple[str, str]], worst: int,
                    width: int | None, instructions: dict[str, dict[str, Any]]) -> Table:
     """One row per instance, one column per (model, strategy): Dist×100 (the mean over
@@ -175,10 +185,7 @@ def instance_table(heads: list[Head], order: list[tuple[str, str]], worst: int,
 
     def badness(inst: str) -> tuple:
         hs = [h for g in cells[inst].values() for h in g]
-        dists = [d for h in hs if (d := h.metrics.get("dist")) is not None]
-        unanswered = sum(h.status != "answered" for h in hs)
-        return (-unanswered / len(hs), -(sum(dists) / len(dists) if dists else float("inf")),
-                inst)
+        return worst_key(inst, [(h.status, h.metrics.get("dist")) for h in hs])
 
     ids = sorted(cells, key=badness)[:worst]
     body = {i: [_cell(cells[i].get(c, [])) for c in cols] for i in ids}

@@ -60,6 +60,16 @@ def spark_text(label: str, values: list[float]) -> str:
             f"{values[-1]:.1f}  (best t={best}, {values[best]:.1f})")
 
 
+def short_id(instance_id: str) -> str:
+    """``100002-047fdadc-391a-...`` → ``047fdadc``: the first block of the uuid after the
+    visit (the visit is every instance's of one room); an id of another shape, its first 12
+    characters."""
+    parts = instance_id.split("-")
+    if len(parts) > 1 and len(parts[1]) >= 6:
+        return parts[1]
+    return instance_id[:12]
+
+
 class SceneFunRITui(StepsTui):
     def __init__(self, run: RunDir, views: Any) -> None:
         super().__init__(run, views)
@@ -70,7 +80,10 @@ class SceneFunRITui(StepsTui):
     # rows
     def row(self, head: Head, run: int) -> TuiRow:
         inst = self.instances.get(head.instance_id)
-        label = inst["instruction"] if inst else head.instance_id
+        # the id's short part first: at 80 columns the instruction is cut, and instances
+        # of one room share its opening words (`unseen show` takes any unique part of an id)
+        label = f"{short_id(head.instance_id)}  {inst['instruction']}" if inst \
+            else head.instance_id
         note = head.error_kind or f"Dist {pct(head.metrics.get('dist'))}"
         return TuiRow(head, run, self.views.outcome(head), label, note,
                       iterative="T" in head.params)
