@@ -208,3 +208,29 @@ async def test_a_benchmark_without_views_gets_the_generic_page(browser, pointing
             await harness.shot(page, "view-pointing-1280.png", tmp_path)
     finally:
         await server.stop()
+
+
+async def test_a_director_run_shows_the_scene_the_report_and_the_choice(browser, director_scenes,
+                                                                        tmp_path):
+    from helpers import run_tiny_study, tiny_design
+
+    _, run_dir = await asyncio.to_thread(run_tiny_study, tmp_path, tiny_design(), ["sim"],
+                                         director_scenes)
+    server, url = await _serve([run_dir])
+    head = RunDir(run_dir).heads()[0]
+    try:
+        async with browser() as ctx:
+            page = await harness.open_page(ctx, f"{url}#/run/0/i/{head.instance_id}")
+            await page.wait_for_selector(".traj", timeout=WAIT)
+            # the Director's picture: the scene with the report and the choice marked
+            await page.wait_for_function(
+                "() => { const i = document.querySelector('img.strip'); return i && i.complete "
+                "&& i.naturalWidth > 0 }", timeout=WAIT)
+            turns = await page.locator(".step h4").all_inner_texts()
+            assert turns and all("turn" in t for t in turns)
+            parsed = await page.locator(".step .parsed").first.inner_text()
+            assert "visible" in parsed and "block" in parsed  # the report and the choice
+            assert await page.locator("#sim").is_visible()
+            await harness.shot(page, "view-director-1280.png", tmp_path)
+    finally:
+        await server.stop()

@@ -18,6 +18,8 @@ async def serve(paths: list[str | Path], *, port: int = 0,
                 stop: asyncio.Event | None = None) -> None:
     """Serve the viewer of ``paths`` until ``stop`` is set (or the task is cancelled)."""
     catalog = Catalog(paths)
+    # the index is built before the address is printed, so the first screen only sends it
+    await asyncio.to_thread(catalog.listing)
     server = ViewServer(catalog, port)
     url = await server.start()
     n = len(catalog.runs)

@@ -22,6 +22,13 @@ function el(tag, attrs, ...kids) {
   return node;
 }
 
+function breakable(text) {
+  // a strategy label may break after its name and between parameters, never inside one
+  const out = [];
+  for (const piece of String(text).split(/(?<=[:,])/)) out.push(piece, el("wbr"));
+  return out;
+}
+
 async function getJSON(path) {
   const ctl = new AbortController();
   const t = setTimeout(() => ctl.abort(), FETCH_MS);
@@ -101,7 +108,7 @@ async function showRuns() {
        s.simulated ? el("span", { class: "simtag" }, "SIMULATED") : null,
        s.running ? el("span", { class: "runtag" }, "running") : null),
     el("td", {}, s.benchmark), el("td", { class: "text" }, s.models.join(", ")),
-    el("td", { class: "text" }, s.strategies.join(", ")),
+    el("td", { class: "text" }, s.strategies.map(x => [breakable(x), " "])),
     el("td", { class: "num progress" }, progress(s)), el("td", {}, s.started)));
   setMain(el("h2", {}, "Runs"), el("div", { class: "wrap" }, el("table", { id: "runs" },
     el("thead", {}, el("tr", {}, ["run", "benchmark", "models", "strategies", "progress",
@@ -155,15 +162,15 @@ function drawTable() {
   for (const r of t.rows) counts[r[6]] = (counts[r[6]] || 0) + 1;
   const set = key => ev => { t.filters[key] = ev.target.value; t.limit = PAGE_ROWS; drawTable(); };
   const head = el("tr", {}, cols.map((c, i) => el("th", {
-    class: t.sort === i ? "sorted" + (t.desc ? " desc" : "") : null, "data-col": c,
+    class: "c-" + c + (t.sort === i ? " sorted" + (t.desc ? " desc" : "") : ""), "data-col": c,
     onclick: () => { if (t.sort === i) t.desc = !t.desc; else { t.sort = i; t.desc = false; }
                      drawTable(); } }, c)));
   const body = shown.map(r => el("tr", { class: "row", "data-key": r[0],
                                          onclick: () => { location.hash = instLink(s.number, r[1], r[0]); } },
     el("td", { class: "id" }, el("a", { href: instLink(s.number, r[1], r[0]) }, r[1])),
-    el("td", { class: "text" }, r[2]), el("td", {}, r[3]), el("td", { class: "text" }, r[4]),
-    el("td", { class: "num" }, r[5]), el("td", { class: "o-" + r[6] }, r[6]),
-    el("td", {}, r[7]),
+    el("td", { class: "text" }, r[2]), el("td", { class: "who" }, r[3]),
+    el("td", { class: "strat" }, breakable(r[4])), el("td", { class: "num c-sample" }, r[5]),
+    el("td", { class: "o-" + r[6] }, r[6]), el("td", { class: "c-note" }, r[7]),
     r.slice(8).map(v => el("td", { class: "num" }, v === null ? "—" : fmt(v)))));
   const focus = document.activeElement && document.activeElement.id;
   setMain(
@@ -236,7 +243,8 @@ function stepCard(n, t, s) {
   const info = Object.entries(s.info).map(([k, v]) => k + "=" + v).join(", ");
   return el("div", { class: "step" + (bad ? " bad" : ""), id: "s-" + t.key + "-" + s.number,
                      "data-step": s.number },
-    el("h4", {}, "step " + s.number + " · " + s.name + " · " + s.caption),
+    el("h4", {}, s.caption.startsWith("step ") ? s.caption
+                 : "step " + s.number + " · " + s.name + " · " + s.caption),
     el("div", {}, imgs.length ? imgs : el("span", { class: "note" }, "no image")),
     kv([["prompt", el("pre", { class: "prompt" }, s.prompt)],
         ["messages", s.messages > 1 ? s.messages + " (the conversation so far, then this prompt)" : ""],
@@ -257,8 +265,8 @@ function trajCard(n, t) {
                             src: "api/run/" + n + "/strip/" + t.key });
   strip.addEventListener("error", () => strip.remove());  // no step sent an image
   return el("section", { class: "traj", id: "t-" + t.key, "data-key": t.key },
-    el("h3", {}, el("a", { href: instLink(n, t.instance, t.key) }, t.model + " · " + t.strategy +
-       " · sample " + t.sample), t.simulated ? el("span", { class: "simtag" }, "SIMULATED") : null),
+    el("h3", {}, el("a", { href: instLink(n, t.instance, t.key) }, t.model + " · ",
+       breakable(t.strategy), " · sample " + t.sample), t.simulated ? el("span", { class: "simtag" }, "SIMULATED") : null),
     kv([["outcome", el("span", { class: "outcome o-" + t.outcome }, t.outcome)],
         ["status", t.status], ["error", t.error], ["prediction", t.prediction],
         ["metrics", metrics], ["time", t.seconds.toFixed(3) + " s, " + t.steps.length + " steps"]]),
@@ -342,6 +350,7 @@ async function route() {
   state.gen += 1;
   clearTimeout(state.timer);
   const r = state.route = parseRoute();
+  if (!(r.page === "instance" && r.key)) window.scrollTo(0, 0);
   try {
     if (r.page === "run") await showRun(r.n);
     else if (r.page === "instance") await showInstance(r);
