@@ -18,6 +18,7 @@ once it is no longer running.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -119,9 +120,9 @@ class ViewServer(LocalServer):
                 made = (f"strip-{row.head.key}", view.number, view.version)
                 path = self._made.get(made)
                 if path is None:
-                    out = self.scratch / f"strip-{view.number}-{len(self._made)}.png"
+                    out = self.scratch / f"strip-{view.number}-{view.version}-{row.head.key}.png"
                     path = await asyncio.to_thread(strip_png, view.views, view.run, row, out)
-                    self._made[made] = path
+                    self._keep(made, path)
             except (UnseenError, OSError, ValueError) as exc:  # no step sent an image
                 return fail(exc)
             return FileResponse(path, media_type="image/png", headers=HEADERS)
@@ -152,6 +153,21 @@ class ViewServer(LocalServer):
             Route(base + "/report/{n:int}/{name:path}", report),
         ]
 
+    async def stop(self) -> None:
+        await super().stop()
+        shutil.rmtree(self.scratch, ignore_errors=True)  # the strips and reports made
+
+    def _keep(self, made: tuple[str, int, int], path: Path) -> None:
+        """Remember what was made for this version of a run; what older versions of that
+        run made is forgotten (a running run would otherwise pile them up)."""
+        for old in [k for k in self._made if k[1] == made[1] and k[2] < made[2]]:
+            gone = self._made.pop(old)
+            if gone.is_dir():
+                shutil.rmtree(gone, ignore_errors=True)
+            else:
+                gone.unlink(missing_ok=True)
+        self._made[made] = path
+
     def _report(self, view: RunView) -> Path:
         """The run's export page, made again once its journal changed."""
         from ..views.export import export_html
@@ -161,5 +177,5 @@ class ViewServer(LocalServer):
         if folder is None:
             folder = self.scratch / f"report-{view.number}-{view.version}"
             export_html([view.run.path], folder, max_strips=10)
-            self._made[made] = folder
+            self._keep(made, folder)
         return folder
