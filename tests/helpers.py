@@ -160,3 +160,17 @@ def chromium() -> str:
         pytest.skip("Debian's chromium is not installed: the browser check needs it "
                     "(apt-get install chromium); the rest was checked without it")
     return exe
+
+
+def hostile_first_step(run_dir: Path, text: str, *, prompt: bool = False) -> dict:
+    """Make the journal's first record's first reply ``text`` (and its prompt, with
+    ``prompt``), as a model could have written it; returns the record."""
+    journal = run_dir / "trajectories.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[0])
+    rec["steps"][0]["reply"]["text"] = text
+    if prompt:
+        rec["steps"][0]["prompt"] = text
+    lines[0] = json.dumps(rec)
+    journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return rec

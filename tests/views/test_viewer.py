@@ -7,12 +7,12 @@ their images and the benchmark's picture, a running run's version that grows, an
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 from pathlib import Path
 
 import httpx
 import pytest
+from helpers import hostile_first_step
 
 from unseen.api import run_async
 from unseen.engine.rundir import RunDir
@@ -29,13 +29,7 @@ def runs(sample_data, tmp_path_factory) -> Path:
     for name, strategies in (("a", ["direct", "spoe"]), ("b", ["cot"])):
         asyncio.run(run_async(sample_data, strategies, ["sim"], out=folder / name, limit=3,
                               cache=False, progress=False))
-    journal = folder / "a" / "trajectories.jsonl"
-    lines = journal.read_text(encoding="utf-8").splitlines()
-    rec = json.loads(lines[0])
-    rec["steps"][0]["reply"]["text"] = HOSTILE
-    rec["steps"][0]["prompt"] = HOSTILE
-    lines[0] = json.dumps(rec)
-    journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    hostile_first_step(folder / "a", HOSTILE, prompt=True)
     return folder
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 from pathlib import Path
 
 import browser_harness as harness
 import pytest
+from helpers import hostile_first_step
 
 from unseen.api import run_async
 from unseen.engine.rundir import RunDir
@@ -33,12 +33,7 @@ def run_dir(sample_data, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "r"
     asyncio.run(run_async(sample_data, ["direct", "spoe"], ["sim"], out=out, limit=4,
                           cache=False, progress=False))
-    journal = out / "trajectories.jsonl"
-    lines = journal.read_text(encoding="utf-8").splitlines()
-    rec = json.loads(lines[0])
-    rec["steps"][0]["reply"]["text"] = HOSTILE
-    lines[0] = json.dumps(rec)
-    journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    hostile_first_step(out, HOSTILE)
     return out
 
 
