@@ -72,6 +72,8 @@ class LocalServer:
     subclass gives its routes (:meth:`routes`); the human page and ``unseen view`` share
     this one way of serving."""
 
+    port_hint = "port=N"  # how the port is chosen, for the message when it is taken
+
     def __init__(self, port: int = 0):
         self.port = port
         self.token = secrets.token_urlsafe(18)
@@ -100,7 +102,7 @@ class LocalServer:
         except OSError as exc:
             sock.close()
             raise PageError(f"cannot serve the page on {HOST}:{self.port} ({exc.strerror}); "
-                            "choose another port (port=N) or leave it out") from None
+                            f"choose another port ({self.port_hint}) or leave it out") from None
         sock.listen(64)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]

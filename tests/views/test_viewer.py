@@ -157,3 +157,25 @@ def test_a_path_without_runs_is_one_line(run_main, tmp_path):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     code, out, err = run_main(["view", str(tmp_path / "missing")])
     assert code == 2 and "no such run directory" in err
+
+
+def test_the_command_prints_one_line_with_its_address_and_a_taken_port_is_one_line(runs):
+    import re
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "unseen.cli", "view", str(runs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/\S+/", line)
+        assert line.startswith("unseen view: 2 runs at ") and url, line
+        assert httpx.get(url.group(0) + "api/runs", timeout=30).json()["runs"][0]["name"] == "a"
+        taken = subprocess.run([sys.executable, "-m", "unseen.cli", "view", str(runs), "--port",
+                                url.group(1)], capture_output=True, text=True, timeout=120)
+        assert taken.returncode == 2 and "cannot serve the page" in taken.stderr
+        assert "choose another port (--port N)" in taken.stderr
+        assert len(taken.stderr.strip().splitlines()) == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

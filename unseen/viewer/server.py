@@ -45,6 +45,8 @@ def static_text(name: str) -> str:
 class ViewServer(LocalServer):
     """The viewer of the runs in ``catalog``."""
 
+    port_hint = "--port N"
+
     def __init__(self, catalog: Catalog, port: int = 0):
         super().__init__(port)
         self.catalog = catalog
