@@ -227,5 +227,31 @@ async def test_a_director_run_shows_the_scene_the_report_and_the_choice(browser,
             assert "visible" in parsed and "block" in parsed  # the report and the choice
             assert await page.locator("#sim").is_visible()
             await harness.shot(page, "view-director-1280.png", tmp_path)
+            # the Director's plots, drawn by its export
+            await page.goto(url + "#/run/0")
+            await page.click("#show-figures")
+            await page.wait_for_function(
+                "() => { const i = [...document.querySelectorAll('#figures img')]; return "
+                "i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0) }", timeout=WAIT)
+    finally:
+        await server.stop()
+
+
+async def test_the_curves_and_the_report(browser, run_dir, tmp_path):
+    server, url = await _serve([run_dir])
+    try:
+        async with browser() as ctx:
+            page = await harness.open_page(ctx, url + "#/run/0")
+            await page.wait_for_selector("#table tbody tr", timeout=WAIT)
+            await page.click("#show-figures")
+            await page.wait_for_function(
+                "() => { const i = [...document.querySelectorAll('#figures img')]; return "
+                "i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0) }", timeout=WAIT)
+            await page.click("th[data-col=outcome]")  # a redraw keeps them
+            assert await page.locator("#figures img").count() > 0
+            await harness.shot(page, "view-curves-1280.png", tmp_path, full_page=True)
+            report = await ctx.new_page()
+            await report.goto(url + "report/0/")
+            assert await report.locator("table").count() > 0
     finally:
         await server.stop()

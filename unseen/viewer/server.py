@@ -8,6 +8,8 @@ Starlette on uvicorn, 127.0.0.1 only, every path under a random token), one stat
 - ``api/run/N/instance/ID``: every trajectory of instance ID, steps and all;
 - ``api/run/N/image/KEY/STEP/PART``: a step's image with its overlay, as PNG;
 - ``api/run/N/strip/KEY``: the trajectory as its benchmark draws it (PNG);
+- ``api/run/N/figures``: the report's curves and plots (SPoE's per-iteration curves, the
+  Director's forest and rate plots), as paths under ``report/N/``;
 - ``report/N/``: the run's ``unseen export`` page (tables, curves, plots), made on first ask
   and again once the journal changed.
 
@@ -52,6 +54,7 @@ class ViewServer(LocalServer):
         self.catalog = catalog
         self.scratch = Path(tempfile.mkdtemp(prefix="unseen-view-"))
         self._made: dict[tuple[str, int, int], Path] = {}
+        self._figures: dict[int, list[str]] = {}  # by run: its report's curves and plots
 
     def routes(self, base: str) -> list[Route]:
         files = {name: static_text(name) for name in STATIC}
@@ -142,6 +145,15 @@ class ViewServer(LocalServer):
             headers = {**HEADERS, "Content-Security-Policy": REPORT_CSP}
             return FileResponse(path, headers=headers)
 
+        async def figures(request: Request) -> Response:
+            try:
+                view = await run_of(request)
+                names = await asyncio.to_thread(self.figures, view)
+            except (UnseenError, OSError, ValueError) as exc:
+                return fail(exc)
+            return JSONResponse({"figures": [f"report/{view.number}/{n}" for n in names]},
+                                headers=HEADERS)
+
         return [
             Route(base, slash),
             Route(base + "/", index),
@@ -151,6 +163,7 @@ class ViewServer(LocalServer):
             Route(base + "/api/run/{n:int}/instance/{iid:path}", instance),
             Route(base + "/api/run/{n:int}/image/{key}/{step:int}/{part:int}", image),
             Route(base + "/api/run/{n:int}/strip/{key}", strip),
+            Route(base + "/api/run/{n:int}/figures", figures),
             Route(base + "/report/{n:int}/", report),
             Route(base + "/report/{n:int}/{name:path}", report),
         ]
@@ -178,6 +191,12 @@ class ViewServer(LocalServer):
         folder = self._made.get(made)
         if folder is None:
             folder = self.scratch / f"report-{view.number}-{view.version}"
-            export_html([view.run.path], folder, max_strips=10)
+            result = export_html([view.run.path], folder, max_strips=10)
             self._keep(made, folder)
+            self._figures[view.number] = [str(p.relative_to(folder)) for p in result.curves]
         return folder
+
+    def figures(self, view: RunView) -> list[str]:
+        """The report's curves and plots (paths under ``report/N/``)."""
+        self._report(view)
+        return self._figures.get(view.number, [])

@@ -179,7 +179,9 @@ function drawTable() {
     el("p", { class: "note" }, s.path + " · started " + s.started + " · ",
        el("span", { id: "progress" }, progress(s)), " · ",
        el("a", { href: "report/" + s.number + "/", target: "_blank", rel: "noopener" },
-          "report (tables, curves, plots)")),
+          "report (tables, curves, plots)"), " · ",
+       el("button", { id: "show-figures", onclick: showFigures }, "show curves and plots")),
+    el("div", { id: "figures" }),
     el("p", { class: "pills", id: "outcomes" },
        Object.entries(counts).map(([k, v]) => el("span", { class: "o-" + k }, k + " " + v))),
     el("div", { class: "filters" },
@@ -197,10 +199,34 @@ function drawTable() {
       ? el("button", { id: "more", onclick: () => { t.limit += PAGE_ROWS; drawTable(); } },
            "show " + Math.min(PAGE_ROWS, rows.length - shown.length) + " more")
       : null);
+  drawFigures();
   if (focus === "f-text") {
     const box = document.getElementById("f-text");
     box.focus(); box.setSelectionRange(box.value.length, box.value.length);
   }
+}
+
+async function showFigures() {
+  // the run's report is made on first ask (every record read): only when asked
+  const box = document.getElementById("figures");
+  const n = state.table.summary.number;
+  box.replaceChildren(el("p", { class: "note" }, "drawing…"));
+  try {
+    const data = await getJSON("api/run/" + n + "/figures");
+    state.table.figures = data.figures;
+    drawFigures();
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "err" }, "cannot draw them: " + e.message));
+  }
+}
+
+function drawFigures() {
+  const box = document.getElementById("figures");
+  const figures = state.table.figures;
+  if (!box || !figures) return;
+  box.replaceChildren(...(figures.length
+    ? figures.map(src => el("img", { class: "figure", src, alt: src.split("/").pop() }))
+    : [el("p", { class: "note" }, "no curves or plots for this run")]));
 }
 
 function fmt(v) {
