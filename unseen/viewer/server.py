@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 
@@ -82,75 +83,72 @@ class ViewServer(LocalServer):
             return JSONResponse({"runs": await asyncio.to_thread(self.catalog.listing)},
                                 headers=HEADERS)
 
+        def answers(handler: Callable[[Request], Awaitable[Response]]):
+            """``handler``, with what a user can cause (an unknown run, instance, key or
+            file, an image gone, a step without one) as a 404 naming it."""
+            async def guarded(request: Request) -> Response:
+                try:
+                    return await handler(request)
+                except (UnseenError, OSError, ValueError) as exc:
+                    return fail(exc)
+            return guarded
+
+        @answers
         async def table(request: Request) -> Response:
-            try:
-                view = await run_of(request)
-            except ViewError as exc:
-                return fail(exc)
+            view = await run_of(request)
             if request.query_params.get("v") == str(view.version):
                 return JSONResponse({"same": True, "summary": view.summary()}, headers=HEADERS)
             return JSONResponse(await asyncio.to_thread(view.table), headers=HEADERS)
 
+        @answers
         async def instance(request: Request) -> Response:
-            try:
-                view = await run_of(request)
-                iid = request.path_params["iid"]
-                rows = sorted((r for r in view.rows if r.instance_id == iid),
-                              key=lambda r: (r.model, r.strategy, r.sample))
-                if not rows:
-                    raise ViewError(f"run {view.number}: no instance {iid!r}")
-                out = await asyncio.to_thread(
-                    lambda: [trajectory_json(r, view.read(r.head.key)) for r in rows])
-            except (UnseenError, ValueError) as exc:
-                return fail(exc)
+            view = await run_of(request)
+            iid = request.path_params["iid"]
+            rows = sorted((r for r in view.rows if r.instance_id == iid),
+                          key=lambda r: (r.model, r.strategy, r.sample))
+            if not rows:
+                raise ViewError(f"run {view.number}: no instance {iid!r}")
+            out = await asyncio.to_thread(
+                lambda: [trajectory_json(r, view.read(r.head.key)) for r in rows])
             return JSONResponse({"summary": view.summary(), "trajectories": out},
                                 headers=HEADERS)
 
+        @answers
         async def image(request: Request) -> Response:
             p = request.path_params
-            try:
-                view = await run_of(request)
-                rec = await asyncio.to_thread(view.read, p["key"])
-                data = await asyncio.to_thread(step_png, rec, p["step"], p["part"])
-            except (UnseenError, OSError, ValueError) as exc:  # an image file gone
-                return fail(exc)
+            view = await run_of(request)
+            rec = await asyncio.to_thread(view.read, p["key"])
+            data = await asyncio.to_thread(step_png, rec, p["step"], p["part"])
             if data is None:
-                return fail(ViewError("no such image"))
+                raise ViewError("no such image")
             return Response(data, media_type="image/png", headers=HEADERS)
 
+        @answers
         async def strip(request: Request) -> Response:
-            try:
-                view = await run_of(request)
-                row = view.row(request.path_params["key"])
-                made = (f"strip-{row.head.key}", view.number, view.version)
-                path = self._made.get(made)
-                if path is None:
-                    out = self.scratch / f"strip-{view.number}-{view.version}-{row.head.key}.png"
-                    path = await asyncio.to_thread(strip_png, view.views, view.run, row, out)
-                    self._keep(made, path)
-            except (UnseenError, OSError, ValueError) as exc:  # no step sent an image
-                return fail(exc)
+            view = await run_of(request)
+            row = view.row(request.path_params["key"])
+            made = (f"strip-{row.head.key}", view.number, view.version)
+            path = self._made.get(made)
+            if path is None:
+                out = self.scratch / f"strip-{view.number}-{view.version}-{row.head.key}.png"
+                path = await asyncio.to_thread(strip_png, view.views, view.run, row, out)
+                self._keep(made, path)
             return FileResponse(path, media_type="image/png", headers=HEADERS)
 
+        @answers
         async def report(request: Request) -> Response:
-            try:
-                view = await run_of(request)
-                folder = await asyncio.to_thread(self._report, view)
-            except (UnseenError, OSError, ValueError) as exc:
-                return fail(exc)
+            view = await run_of(request)
+            folder = await asyncio.to_thread(self._report, view)
             name = request.path_params.get("name") or "index.html"
             path = (folder / name).resolve()
             if folder.resolve() not in path.parents or not path.is_file():
-                return fail(ViewError("no such file"))
-            headers = {**HEADERS, "Content-Security-Policy": REPORT_CSP}
-            return FileResponse(path, headers=headers)
+                raise ViewError("no such file")
+            return FileResponse(path, headers={**HEADERS, "Content-Security-Policy": REPORT_CSP})
 
+        @answers
         async def figures(request: Request) -> Response:
-            try:
-                view = await run_of(request)
-                names = await asyncio.to_thread(self.figures, view)
-            except (UnseenError, OSError, ValueError) as exc:
-                return fail(exc)
+            view = await run_of(request)
+            names = await asyncio.to_thread(self.figures, view)
             return JSONResponse({"figures": [f"report/{view.number}/{n}" for n in names]},
                                 headers=HEADERS)
 
