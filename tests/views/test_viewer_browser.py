@@ -87,10 +87,13 @@ async def test_open_a_run_sort_filter_and_step_through_an_instance(browser, run_
             await page.select_option("#f-model", "sim-default (sim)")
             assert await _rows(page)
 
-            # one instance: its spoe trajectory, stepped through with keys
-            await page.click("#table tbody tr")
+            # one instance: its spoe trajectory, chosen and opened with keys, stepped through
+            await page.keyboard.press("j")
+            key = await page.locator("#table tbody tr.current").get_attribute("data-key")
+            await page.keyboard.press("Enter")
             await page.wait_for_selector(".traj", timeout=WAIT)
-            assert "/t/" in page.url  # a deep link to the trajectory
+            assert page.url.endswith(f"/t/{key}")  # a deep link to the trajectory
+            assert await page.locator(f"#t-{key}.current").count() == 1
             current = page.locator(".step.current")
             assert await current.count() == 1
             first_step = await current.get_attribute("data-step")

@@ -108,7 +108,7 @@ async function showRuns() {
        s.simulated ? el("span", { class: "simtag" }, "SIMULATED") : null,
        s.running ? el("span", { class: "runtag" }, "running") : null),
     el("td", {}, s.benchmark), el("td", { class: "text" }, s.models.join(", ")),
-    el("td", { class: "text" }, s.strategies.map(x => [breakable(x), " "])),
+    el("td", { class: "strat" }, s.strategies.map((x, i) => [i ? ", " : "", breakable(x)])),
     el("td", { class: "num progress" }, progress(s)), el("td", {}, s.started)));
   setMain(el("h2", {}, "Runs"), el("div", { class: "wrap" }, el("table", { id: "runs" },
     el("thead", {}, el("tr", {}, ["run", "benchmark", "models", "strategies", "progress",
@@ -344,15 +344,14 @@ function focusStep(node, scroll) {
   node.classList.add("current");
   const traj = node.closest(".traj");
   if (traj) traj.classList.add("current");
-  if (scroll) node.scrollIntoView({ block: "start" });
+  if (scroll) node.scrollIntoView({ block: node.tagName === "TR" ? "nearest" : "start" });
 }
 
 function move(selector, by) {
   const all = [...document.querySelectorAll(selector)];
   if (!all.length) return;
-  const cur = document.querySelector(selector + ".current") ||
-              (selector === ".traj" ? document.querySelector(".traj.current") : null);
-  let i = all.indexOf(cur) + by;
+  const cur = document.querySelector(selector + ".current");
+  let i = cur ? all.indexOf(cur) + by : 0;
   i = Math.max(0, Math.min(all.length - 1, i));
   const node = selector === ".traj" ? all[i].querySelector(".step") || all[i] : all[i];
   focusStep(node, true);
@@ -362,6 +361,13 @@ document.addEventListener("keydown", ev => {
   if (ev.target.closest && ev.target.closest("input, select, textarea")) return;
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const r = state.route;
+  if (r && r.page === "run") {
+    const rows = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 };
+    if (rows[ev.key]) { ev.preventDefault(); move("#table tbody tr", rows[ev.key]); }
+    const cur = document.querySelector("#table tbody tr.current a");
+    if (ev.key === "Enter" && cur) { ev.preventDefault(); location.hash = cur.getAttribute("href"); }
+    return;
+  }
   if (!r || r.page !== "instance") return;
   const go = id => { const a = document.getElementById(id); if (a) location.hash = a.getAttribute("href"); };
   const keys = { j: () => move(".step", 1), ArrowDown: () => move(".step", 1),
