@@ -212,7 +212,8 @@ async def test_a_director_run_shows_the_scene_the_report_and_the_choice(browser,
                                                                         tmp_path):
     from helpers import run_tiny_study, tiny_design
 
-    _, run_dir = await asyncio.to_thread(run_tiny_study, tmp_path, tiny_design(), ["sim"],
+    design = tiny_design(batches={"b1": ["move/twoturn"]})  # Question A, then B: two turns
+    _, run_dir = await asyncio.to_thread(run_tiny_study, tmp_path, design, ["sim"],
                                          director_scenes)
     server, url = await _serve([run_dir])
     head = RunDir(run_dir).heads()[0]
@@ -225,9 +226,9 @@ async def test_a_director_run_shows_the_scene_the_report_and_the_choice(browser,
                 "() => { const i = document.querySelector('img.strip'); return i && i.complete "
                 "&& i.naturalWidth > 0 }", timeout=WAIT)
             turns = await page.locator(".step h4").all_inner_texts()
-            assert turns and all("turn" in t for t in turns)
-            parsed = await page.locator(".step .parsed").first.inner_text()
-            assert "visible" in parsed and "block" in parsed  # the report and the choice
+            assert len(turns) == 2 and "turn1" in turns[0] and "turn2" in turns[1], turns
+            parsed = await page.locator(".step .parsed").all_inner_texts()
+            assert "visible" in parsed[0] and "block" in parsed[1]  # the report, the choice
             assert await page.locator("#sim").is_visible()
             await harness.shot(page, "view-director-1280.png", tmp_path)
             # the Director's plots, drawn by its export
