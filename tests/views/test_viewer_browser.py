@@ -259,3 +259,34 @@ async def test_the_curves_and_the_report(browser, run_dir, tmp_path):
             assert await report.locator("table").count() > 0
     finally:
         await server.stop()
+
+
+async def test_a_running_runs_new_trajectories_appear_on_an_instance(browser, sample_data,
+                                                                     tmp_path):
+    out = tmp_path / "live2"
+    # strategy after strategy: each instance gets its cot trajectory after every direct one
+    task = asyncio.create_task(run_async(sample_data, ["direct", "cot"],
+                                         ["sim:default,delay_s=0.3"], out=out, limit=3,
+                                         concurrency=1, cache=False, progress=False))
+    try:
+        for _ in range(200):
+            if (out / "trajectories.jsonl").is_file() and RunDir(out).heads():
+                break
+            await asyncio.sleep(0.05)
+        first = RunDir(out).heads()[0]
+        server, url = await _serve([out])
+        try:
+            async with browser() as ctx:
+                page = await harness.open_page(ctx, f"{url}#/run/0/i/{first.instance_id}")
+                await page.wait_for_selector(".traj", timeout=WAIT)
+                assert await page.locator(".traj").count() == 1
+                assert await page.locator("#live").is_visible()
+                await page.wait_for_function(
+                    "() => document.querySelectorAll('.traj').length === 2", timeout=WAIT)
+                await page.wait_for_function(
+                    "() => document.getElementById('live').classList.contains('hidden')",
+                    timeout=WAIT)
+        finally:
+            await server.stop()
+    finally:
+        await task
