@@ -179,3 +179,22 @@ def test_the_command_prints_one_line_with_its_address_and_a_taken_port_is_one_li
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_damaged_journal_is_one_line_at_start_and_a_note_once_serving(runs, run_main,
+                                                                      tmp_path):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(runs / "b", bad)
+    good = (bad / "trajectories.jsonl").read_bytes()
+    (bad / "trajectories.jsonl").write_bytes(b"not json\n" + good)
+    code, out, err = run_main(["view", str(bad)])
+    assert code == 2 and "the journal is damaged" in err and "Traceback" not in err
+
+    (bad / "trajectories.jsonl").write_bytes(good)
+    catalog = Catalog([bad])
+    assert catalog.listing()[0]["error"] == ""
+    (bad / "trajectories.jsonl").write_bytes(good + b"not json\n" + good)  # damaged later
+    summary = catalog.listing()[0]
+    assert "damaged" in summary["error"] and summary["done"] == 3  # the rows last read

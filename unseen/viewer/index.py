@@ -71,16 +71,25 @@ class RunView:
     by_key: dict[str, TuiRow] = field(default_factory=dict)
     running: bool = False
     version: int = 0
+    error: str = ""  # why the journal could not be read again (its last rows kept)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def refresh(self) -> None:
-        """Read the journal's heads again if it changed since the last read."""
+        """Read the journal's heads again if it changed since the last read. A journal
+        damaged since the viewer started keeps the rows last read, and says why."""
         with self.lock:
             self.running = running(self.run.path)
             stamp = _stamp(self.run)
-            if stamp == self.stamp and self.index is not None:
+            if stamp == self.stamp and (self.index is not None or self.error):
                 return
-            self.index = build_index([self.run.path])
+            try:
+                self.index = build_index([self.run.path])
+            except (UnseenError, ValueError, OSError) as exc:
+                if self.index is None and self.version == 0:
+                    raise  # at start: the command says it, one line
+                self.error, self.stamp = str(exc), stamp
+                return
+            self.error = ""
             self.rows = self.index.entries
             self.by_key = {r.head.key: r for r in self.rows}
             self.stamp, self.version = stamp, self.version + 1
@@ -111,7 +120,7 @@ class RunView:
             "done": len(rows), "planned": planned if planned and planned >= len(rows) else None,
             "started": safe(cfg.created_at) if cfg else "", "simulated": simulated,
             "running": self.running, "version": self.version,
-            "outcomes": dict(Counter(r.outcome for r in rows)),
+            "outcomes": dict(Counter(r.outcome for r in rows)), "error": safe(self.error),
         }
 
     def table(self) -> dict[str, Any]:

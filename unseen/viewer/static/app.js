@@ -109,7 +109,9 @@ async function showRuns() {
        s.running ? el("span", { class: "runtag" }, "running") : null),
     el("td", {}, s.benchmark), el("td", { class: "text" }, s.models.join(", ")),
     el("td", { class: "strat" }, s.strategies.map((x, i) => [i ? ", " : "", breakable(x)])),
-    el("td", { class: "num progress" }, progress(s)), el("td", {}, s.started)));
+    el("td", { class: "num progress" }, progress(s),
+       s.error ? el("div", { class: "err" }, s.error) : null),
+    el("td", {}, s.started.replace("T", " "))));
   setMain(el("h2", {}, "Runs"), el("div", { class: "wrap" }, el("table", { id: "runs" },
     el("thead", {}, el("tr", {}, ["run", "benchmark", "models", "strategies", "progress",
                                   "started"].map(h => el("th", {}, h)))),
@@ -182,6 +184,7 @@ function drawTable() {
           "report (tables, curves, plots)"), " · ",
        el("button", { id: "show-figures", onclick: showFigures }, "show curves and plots")),
     el("div", { id: "figures" }),
+    el("p", { class: "err", id: "run-error" }, s.error),
     el("p", { class: "pills", id: "outcomes" },
        Object.entries(counts).map(([k, v]) => el("span", { class: "o-" + k }, k + " " + v))),
     el("div", { class: "filters" },
@@ -249,6 +252,8 @@ async function showRun(n) {
   }
   if (!data.same || !old || !document.getElementById("table")) drawTable();
   else document.getElementById("progress").textContent = progress(data.summary);
+  const bad = document.getElementById("run-error");
+  if (bad) bad.textContent = data.summary.error;
   if (markRun(data.summary)) poll(() => showRun(n));
 }
 
