@@ -198,3 +198,18 @@ def test_a_damaged_journal_is_one_line_at_start_and_a_note_once_serving(runs, ru
     (bad / "trajectories.jsonl").write_bytes(good + b"not json\n" + good)  # damaged later
     summary = catalog.listing()[0]
     assert "damaged" in summary["error"] and summary["done"] == 3  # the rows last read
+
+
+def test_a_run_started_in_a_folder_of_runs_appears(runs, tmp_path):
+    import shutil
+
+    folder = tmp_path / "runs"
+    shutil.copytree(runs / "a", folder / "a")
+    catalog = Catalog([folder])
+    assert [r["name"] for r in catalog.listing()] == ["a"]
+    (folder / "half").mkdir()  # a run directory not readable yet is left for the next time
+    (folder / "half" / "trajectories.jsonl").write_text("not json\n")
+    shutil.copytree(runs / "b", folder / "b")
+    assert [r["name"] for r in catalog.listing()] == ["a", "b"]
+    (folder / "half" / "trajectories.jsonl").write_text("")
+    assert [r["number"] for r in catalog.listing()] == [0, 1, 2]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.errors import UnseenError
+from ..engine.journal import JOURNAL
 from ..engine.lock import running
 from ..engine.rundir import RunDir, kind_of, who
 from ..engine.sanitize import shown_now
@@ -36,11 +37,11 @@ def find_runs(paths: list[str | Path]) -> list[RunDir]:
     found: list[RunDir] = []
     for raw in paths:
         path = Path(raw)
-        if (path / "trajectories.jsonl").is_file():
+        if (path / JOURNAL).is_file():
             found.append(RunDir.open(path))
         elif path.is_dir():
             inner = [RunDir.open(p) for p in sorted(path.iterdir())
-                     if (p / "trajectories.jsonl").is_file()]
+                     if (p / JOURNAL).is_file()]
             if not inner:
                 raise ViewError(f"{path}: neither a run directory nor a folder holding any")
             found += inner
@@ -156,10 +157,31 @@ def _num(v: Any) -> float | int | None:
 
 
 class Catalog:
-    """The runs a viewer serves, by number (their place on the command line)."""
+    """The runs a viewer serves, by number (their place on the command line); a folder of
+    runs is looked in again as the list is asked for, so a run started there since appears."""
 
     def __init__(self, paths: list[str | Path]) -> None:
         self.runs = [RunView(i, run) for i, run in enumerate(find_runs(paths))]
+        self.folders = [Path(p) for p in paths if not (Path(p) / JOURNAL).is_file()]
+
+    def _look_again(self) -> None:
+        known = {v.run.path for v in self.runs}
+        for folder in self.folders:
+            try:
+                found = sorted(p for p in folder.iterdir() if (p / JOURNAL).is_file())
+            except OSError:  # the folder is gone: what was found stays
+                continue
+            for path in found:
+                if path in known:
+                    continue
+                view = RunView(len(self.runs), RunDir(path))
+                try:  # a run just started may not be readable yet: asked again next time
+                    view.refresh()
+                    view.summary()
+                except (UnseenError, ValueError, OSError):
+                    continue
+                self.runs.append(view)
+                known.add(path)
 
     def get(self, number: int) -> RunView:
         if not 0 <= number < len(self.runs):
@@ -169,6 +191,7 @@ class Catalog:
         return view
 
     def listing(self) -> list[dict[str, Any]]:
+        self._look_again()
         for view in self.runs:
             view.refresh()
         return [v.summary() for v in self.runs]

@@ -3,6 +3,7 @@
 "use strict";
 
 const POLL_MS = 1500;      // how often a running run is asked for news
+const IDLE_MS = 6000;      // how often the runs list is asked while nothing runs
 const FETCH_MS = 15000;    // one request waits at most this long
 const PAGE_ROWS = 300;     // table rows drawn at once ("more" draws the next ones)
 const state = { route: null, table: null, order: [], timer: null, gen: 0 };
@@ -81,14 +82,14 @@ function markRun(summary) {
   return live;
 }
 
-function poll(fn) {
-  // one timer at a time, dropped when the route changes (gen)
+function poll(fn, ms) {
+  // one timer at a time, dropped when the route changes (gen); a failed ask is tried again
   clearTimeout(state.timer);
   const gen = state.gen;
   state.timer = setTimeout(async () => {
     if (gen !== state.gen) return;
-    try { await fn(); } catch (e) { /* the next poll tries again */ }
-  }, POLL_MS);
+    try { await fn(); } catch (e) { poll(fn, IDLE_MS); }
+  }, ms || POLL_MS);
 }
 
 function progress(s) {
@@ -116,7 +117,8 @@ async function showRuns() {
     el("thead", {}, el("tr", {}, ["run", "benchmark", "models", "strategies", "progress",
                                   "started"].map(h => el("th", {}, h)))),
     el("tbody", {}, rows))));
-  if (markRun(data.runs)) poll(showRuns);
+  // a folder of runs may gain one: the list is asked again, slowly while nothing runs
+  poll(showRuns, markRun(data.runs) ? POLL_MS : IDLE_MS);
 }
 
 // --- a run's table -----------------------------------------------------------------------
