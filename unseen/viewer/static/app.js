@@ -105,14 +105,16 @@ async function showRuns() {
   where("runs");
   const rows = data.runs.map(s => el("tr", { class: "row", "data-run": s.number,
                                              onclick: () => { location.hash = runLink(s.number); } },
-    el("td", {}, el("a", { href: runLink(s.number) }, s.name),
+    el("td", { "data-label": "run" }, el("a", { href: runLink(s.number) }, s.name),
        s.simulated ? el("span", { class: "simtag" }, "SIMULATED") : null,
        s.running ? el("span", { class: "runtag" }, "running") : null),
-    el("td", {}, s.benchmark), el("td", { class: "text" }, s.models.join(", ")),
-    el("td", { class: "strat" }, s.strategies.map((x, i) => [i ? ", " : "", breakable(x)])),
-    el("td", { class: "num progress" }, progress(s),
+    el("td", { "data-label": "benchmark" }, s.benchmark),
+    el("td", { class: "text", "data-label": "models" }, s.models.join(", ")),
+    el("td", { class: "strat", "data-label": "strategies" },
+       s.strategies.map((x, i) => [i ? ", " : "", breakable(x)])),
+    el("td", { class: "num progress", "data-label": "progress" }, progress(s),
        s.error ? el("div", { class: "err" }, s.error) : null),
-    el("td", {}, s.started.replace("T", " "))));
+    el("td", { "data-label": "started" }, s.started.replace("T", " "))));
   setMain(el("h2", {}, "Runs"), el("div", { class: "wrap" }, el("table", { id: "runs" },
     el("thead", {}, el("tr", {}, ["run", "benchmark", "models", "strategies", "progress",
                                   "started"].map(h => el("th", {}, h)))),
