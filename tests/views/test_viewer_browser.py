@@ -290,3 +290,37 @@ async def test_a_running_runs_new_trajectories_appear_on_an_instance(browser, sa
             await server.stop()
     finally:
         await task
+
+
+async def test_a_running_director_studys_counts_rise(browser, director_scenes, tmp_path):
+    from helpers import run_tiny_study, tiny_design
+
+    design = tiny_design(n=6, samples=2)
+    study = asyncio.create_task(asyncio.to_thread(
+        run_tiny_study, tmp_path, design, ["sim:default,delay_s=0.2"], director_scenes,
+        concurrency=1))
+    out = tmp_path / "run"
+    try:
+        for _ in range(400):
+            if (out / "trajectories.jsonl").is_file() and RunDir(out).heads():
+                break
+            await asyncio.sleep(0.05)
+        server, url = await _serve([tmp_path])  # the folder that holds the study's run
+        try:
+            async with browser() as ctx:
+                page = await harness.open_page(ctx, url)
+                await page.wait_for_selector("#runs tbody tr", timeout=WAIT)
+                assert await page.locator("#live").is_visible()
+                first = await page.locator("#runs .progress").inner_text()
+                await page.wait_for_function(
+                    "t => document.querySelector('#runs .progress').textContent !== t",
+                    arg=first, timeout=WAIT)
+                await page.wait_for_function(
+                    "() => document.querySelector('#runs .progress').textContent"
+                    ".startsWith('12 of 12') && "
+                    "document.getElementById('live').classList.contains('hidden')",
+                    timeout=WAIT)
+        finally:
+            await server.stop()
+    finally:
+        await study
