@@ -88,6 +88,9 @@ async def test_runs_list_table_worst_first_and_an_instance(runs):
             assert set(trajs) == {"direct", "spoe"}
             steps = trajs["spoe"]["steps"]
             assert len(steps) > 1 and steps[0]["prompt"] and steps[0]["tokens"].startswith("in ")
+            # SceneFunRI's measures of each step's region against the truth (its TUI's words)
+            with_region = [s for s in steps if s["region"]]
+            assert with_region and all("Dist" in " ".join(s["benchmark"]) for s in with_region)
             img = await c.get(url + f"api/run/0/image/{spoe.key}/1/0")
             assert img.status_code == 200 and img.content[:4] == b"\x89PNG"
             strip = await c.get(url + f"api/run/0/strip/{spoe.key}")

@@ -96,6 +96,11 @@ class RunView:
             self.stamp, self.version = stamp, self.version + 1
 
     @property
+    def tui(self):
+        """The run as its benchmark's views browse it (``TuiRun``)."""
+        return self.index.runs[0] if self.index is not None else None
+
+    @property
     def views(self):
         return views_for(self.run.benchmark)
 

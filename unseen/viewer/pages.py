@@ -9,6 +9,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from ..views.common import (
     box_text,
     model_view,
@@ -32,7 +34,21 @@ def _cut(text: Any) -> str:
     return text[:MAX_TEXT] + f"\n… {len(text) - MAX_TEXT} more characters (see unseen show)"
 
 
-def step_json(rec: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+def _benchmark_lines(tui: Any, row: TuiRow, rec: dict[str, Any], s: dict[str, Any],
+                     region: str) -> list[str]:
+    """What the run's benchmark adds to a step in the TUI (``step_extra``: SceneFunRI's
+    metrics of the region against the truth), as lines of text; the region is shown apart."""
+    extra = getattr(tui, "step_extra", None)
+    if extra is None:
+        return []
+    text = Text()
+    extra(row, rec, s, text)
+    return [line for line in text.plain.splitlines()
+            if line.strip() and line != f"region {region}"]
+
+
+def step_json(rec: dict[str, Any], s: dict[str, Any], extra: list[str] | None = None
+              ) -> dict[str, Any]:
     params = rec.get("params") or {}
     reply = s.get("reply") or {}
     err = reply.get("error") or {}
@@ -52,11 +68,13 @@ def step_json(rec: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
         "latency_s": reply.get("latency_s") or 0, "seconds": s.get("seconds") or 0,
         "cached": bool(reply.get("cached")), "finish": str(reply.get("finish_reason") or ""),
         "info": {str(k): value_text(v) for k, v in (s.get("info") or {}).items()},
+        "benchmark": extra or [],
     }
 
 
-def trajectory_json(row: TuiRow, rec: dict[str, Any]) -> dict[str, Any]:
-    """One trajectory: who, what, its outcome and every step."""
+def trajectory_json(row: TuiRow, rec: dict[str, Any], tui: Any = None) -> dict[str, Any]:
+    """One trajectory: who, what, its outcome and every step (with what ``tui``, the run's
+    benchmark views in the TUI, adds to each)."""
     metrics = rec.get("metrics") or {}
     return {
         "key": row.head.key, "instance": row.instance_id, "label": row.label,
@@ -67,7 +85,9 @@ def trajectory_json(row: TuiRow, rec: dict[str, Any]) -> dict[str, Any]:
         "prediction": value_text(rec.get("prediction")),
         "metrics": {str(k): value_text(v) for k, v in metrics.items()},
         "seconds": rec.get("seconds") or 0,
-        "steps": [step_json(rec, s) for s in rec.get("steps") or []],
+        "steps": [step_json(rec, s, _benchmark_lines(
+            tui, row, rec, s, box_text(s["region"]) if s.get("region") else ""))
+            for s in rec.get("steps") or []],
     }
 
 

@@ -109,7 +109,7 @@ class ViewServer(LocalServer):
             if not rows:
                 raise ViewError(f"run {view.number}: no instance {iid!r}")
             out = await asyncio.to_thread(
-                lambda: [trajectory_json(r, view.read(r.head.key)) for r in rows])
+                lambda: [trajectory_json(r, view.read(r.head.key), view.tui) for r in rows])
             return JSONResponse({"summary": view.summary(), "trajectories": out},
                                 headers=HEADERS)
 

@@ -288,7 +288,9 @@ function stepCard(n, t, s) {
         ["reasoning", s.reasoning ? el("pre", { class: "reasoning" }, s.reasoning) : ""],
         ["parse", s.parse_error ? el("span", { class: "err" }, s.parse_error) : ""],
         ["parsed", s.parsed ? el("span", { class: "parsed" }, s.parsed) : ""],
-        ["region", s.region], ["info", info], ["tokens", s.tokens],
+        ["region", s.region],
+        ["measures", s.benchmark.length ? el("span", { class: "measures" }, s.benchmark.join("\n")) : ""],
+        ["info", info], ["tokens", s.tokens],
         ["stopped", s.finish && s.finish !== "stop" ? s.finish : ""],
         ["time", "latency " + s.latency_s.toFixed(3) + " s · step " + s.seconds.toFixed(3) + " s" +
                  (s.cached ? " · cached" : "")]]));
