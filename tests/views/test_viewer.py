@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import hostile_first_step
+from helpers import first_records, hostile_first_step, slow_sim_run
 
 from unseen.api import run_async
 from unseen.engine.rundir import RunDir
@@ -126,14 +126,9 @@ async def test_a_hostile_reply_is_sent_as_text(runs):
 
 async def test_a_running_run_is_followed(sample_data, tmp_path):
     out = tmp_path / "live"
-    task = asyncio.create_task(run_async(sample_data, ["direct"], ["sim:default,delay_s=0.3"],
-                                         out=out, limit=8, concurrency=1, cache=False,
-                                         progress=False))
+    task = slow_sim_run(sample_data, out)
     try:
-        for _ in range(200):  # the run directory appears with its first record
-            if (out / "trajectories.jsonl").is_file() and (out / "run.json").is_file():
-                break
-            await asyncio.sleep(0.05)
+        await first_records(out)
         server, url = await _served([out])
         try:
             async with httpx.AsyncClient(timeout=30) as c:

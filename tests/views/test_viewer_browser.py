@@ -15,7 +15,7 @@ from pathlib import Path
 
 import browser_harness as harness
 import pytest
-from helpers import hostile_first_step
+from helpers import first_records, hostile_first_step, slow_sim_run
 
 from unseen.api import run_async
 from unseen.engine.rundir import RunDir
@@ -40,6 +40,17 @@ def run_dir(sample_data, tmp_path_factory) -> Path:
 async def _serve(paths):
     server = ViewServer(Catalog(paths))
     return server, await server.start()
+
+
+async def _rises(page, value: str, done: str) -> None:
+    """While the running mark shows, ``value`` (a JS expression) changes without a reload,
+    then reaches ``done`` (``value + done`` is true) and the mark goes."""
+    assert await page.locator("#live").is_visible()
+    first = await page.evaluate(value)
+    await page.wait_for_function(f"v => ({value}) !== v", arg=first, timeout=WAIT)
+    await page.wait_for_function(
+        f"() => ({value}){done} && "
+        "document.getElementById('live').classList.contains('hidden')", timeout=WAIT)
 
 
 async def _rows(page) -> list[str]:
@@ -146,28 +157,16 @@ async def test_deep_links_and_a_hostile_reply(browser, run_dir, tmp_path):
 
 async def test_a_running_sim_run_counts_rise(browser, sample_data, tmp_path):
     out = tmp_path / "live"
-    task = asyncio.create_task(run_async(sample_data, ["direct"], ["sim:default,delay_s=0.3"],
-                                         out=out, limit=8, concurrency=1, cache=False,
-                                         progress=False))
+    task = slow_sim_run(sample_data, out)
     try:
-        for _ in range(200):
-            if (out / "trajectories.jsonl").is_file() and (out / "run.json").is_file():
-                break
-            await asyncio.sleep(0.05)
+        await first_records(out)
         server, url = await _serve([out])
         try:
             async with browser() as ctx:
                 page = await harness.open_page(ctx, url + "#/run/0")
                 await page.wait_for_selector("#table", timeout=WAIT)
-                assert await page.locator("#live").is_visible()
-                start = await page.locator("#table tbody tr").count()
-                await page.wait_for_function(
-                    "n => document.querySelectorAll('#table tbody tr').length > n",
-                    arg=start, timeout=WAIT)
-                await page.wait_for_function(
-                    "() => document.querySelectorAll('#table tbody tr').length === 8 && "
-                    "document.getElementById('live').classList.contains('hidden')",
-                    timeout=WAIT)
+                await _rises(page, "document.querySelectorAll('#table tbody tr').length",
+                             "=== 8")
                 assert "8 of 8" in await page.locator("#progress").inner_text()
         finally:
             await server.stop()
@@ -265,15 +264,9 @@ async def test_a_running_runs_new_trajectories_appear_on_an_instance(browser, sa
                                                                      tmp_path):
     out = tmp_path / "live2"
     # strategy after strategy: each instance gets its cot trajectory after every direct one
-    task = asyncio.create_task(run_async(sample_data, ["direct", "cot"],
-                                         ["sim:default,delay_s=0.3"], out=out, limit=3,
-                                         concurrency=1, cache=False, progress=False))
+    task = slow_sim_run(sample_data, out, ["direct", "cot"], limit=3)
     try:
-        for _ in range(200):
-            if (out / "trajectories.jsonl").is_file() and RunDir(out).heads():
-                break
-            await asyncio.sleep(0.05)
-        first = RunDir(out).heads()[0]
+        first = (await first_records(out))[0]
         server, url = await _serve([out])
         try:
             async with browser() as ctx:
@@ -301,25 +294,14 @@ async def test_a_running_director_studys_counts_rise(browser, director_scenes, t
         concurrency=1))
     out = tmp_path / "run"
     try:
-        for _ in range(400):
-            if (out / "trajectories.jsonl").is_file() and RunDir(out).heads():
-                break
-            await asyncio.sleep(0.05)
+        await first_records(out)
         server, url = await _serve([tmp_path])  # the folder that holds the study's run
         try:
             async with browser() as ctx:
                 page = await harness.open_page(ctx, url)
                 await page.wait_for_selector("#runs tbody tr", timeout=WAIT)
-                assert await page.locator("#live").is_visible()
-                first = await page.locator("#runs .progress").inner_text()
-                await page.wait_for_function(
-                    "t => document.querySelector('#runs .progress').textContent !== t",
-                    arg=first, timeout=WAIT)
-                await page.wait_for_function(
-                    "() => document.querySelector('#runs .progress').textContent"
-                    ".startsWith('12 of 12') && "
-                    "document.getElementById('live').classList.contains('hidden')",
-                    timeout=WAIT)
+                await _rises(page, "document.querySelector('#runs .progress').textContent",
+                             ".startsWith('12 of 12')")
         finally:
             await server.stop()
     finally:
