@@ -157,26 +157,38 @@ def test_a_path_without_runs_is_one_line(run_main, tmp_path):
     assert code == 2 and "no such run directory" in err
 
 
-def test_the_command_prints_one_line_with_its_address_and_a_taken_port_is_one_line(runs):
+def test_the_command_prints_one_line_with_its_address_and_a_taken_port_is_one_line(
+        runs, tmp_path):
+    import os
     import re
+    import signal
     import subprocess
     import sys
 
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where the viewer makes its strips
     proc = subprocess.Popen([sys.executable, "-m", "unseen.cli", "view", str(runs)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:(\d+)/\S+/", line)
         assert line.startswith("unseen view: 2 runs at ") and url, line
-        assert httpx.get(url.group(0) + "api/runs", timeout=30).json()["runs"][0]["name"] == "a"
+        base = url.group(0)
+        key = httpx.get(base + "api/run/0", timeout=30).json()["rows"][0][0]
+        assert httpx.get(f"{base}api/run/0/strip/{key}", timeout=60).status_code == 200
+        assert list(tmp_path.glob("unseen-view-*"))
         taken = subprocess.run([sys.executable, "-m", "unseen.cli", "view", str(runs), "--port",
                                 url.group(1)], capture_output=True, text=True, timeout=120)
         assert taken.returncode == 2 and "cannot serve the page" in taken.stderr
         assert "choose another port (--port N)" in taken.stderr
         assert len(taken.stderr.strip().splitlines()) == 1
+        proc.send_signal(signal.SIGTERM)  # as Ctrl-C: the server ends cleanly
+        assert proc.wait(timeout=30) == 0
+        assert proc.stderr.read().strip() == "stopped"
+        assert not list(tmp_path.glob("unseen-view-*"))  # what it made is gone with it
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def test_a_damaged_journal_is_one_line_at_start_and_a_note_once_serving(runs, run_main,

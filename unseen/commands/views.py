@@ -202,8 +202,9 @@ def view(
     from ..viewer import serve
 
     try:
-        asyncio.run(serve(run_dirs, port=port, announce=lambda line: out.print(
+        asyncio.run(serve(run_dirs, port=port, signals=True, announce=lambda line: out.print(
             escape(line), highlight=False, soft_wrap=True)))
+        err.print("stopped")
     except PageError as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:

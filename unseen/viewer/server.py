@@ -53,7 +53,7 @@ class ViewServer(LocalServer):
     def __init__(self, catalog: Catalog, port: int = 0):
         super().__init__(port)
         self.catalog = catalog
-        self.scratch = Path(tempfile.mkdtemp(prefix="unseen-view-"))
+        self._scratch: Path | None = None  # made on the first strip or report
         self._made: dict[tuple[str, int, int], Path] = {}
         self._figures: dict[int, list[str]] = {}  # by run: its report's curves and plots
 
@@ -166,9 +166,18 @@ class ViewServer(LocalServer):
             Route(base + "/report/{n:int}/{name:path}", report),
         ]
 
+    @property
+    def scratch(self) -> Path:
+        """Where the strips and reports are made (removed when the server stops)."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="unseen-view-"))
+        return self._scratch
+
     async def stop(self) -> None:
         await super().stop()
-        shutil.rmtree(self.scratch, ignore_errors=True)  # the strips and reports made
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def _keep(self, made: tuple[str, int, int], path: Path) -> None:
         """Remember what was made for this version of a run; what older versions of that
