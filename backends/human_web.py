@@ -50,6 +50,12 @@ class PageError(ValueError):
     """The page cannot be served (the port is taken, a web library is missing)."""
 
 
+HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+           "X-Content-Type-Options": "nosniff"}
+CSP = ("default-src 'none'; img-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; "
+       "script-src 'unsafe-inline'; base-uri 'none'")
+
+
 class Source(Protocol):
     """What a page serves: items to answer, their images, and where answers go."""
 
@@ -64,12 +70,15 @@ def page_html() -> str:
     return resources.files(__package__).joinpath("human_page.html").read_text(encoding="utf-8")
 
 
-class PageServer:
-    """One page for one source: ``await start()`` serves it and returns its address,
-    ``await stop()`` ends it. ``port=0`` takes any free port."""
+class LocalServer:
+    """A Starlette app on 127.0.0.1 under a random token: ``await start()`` serves it and
+    returns its address, ``await stop()`` ends it. ``port=0`` takes any free port. A
+    subclass gives its routes (:meth:`routes`); the human page and ``unseen view`` share
+    this one way of serving."""
 
-    def __init__(self, source: Source, port: int = 0):
-        self.source = source
+    port_hint = "port=N"  # how the port is chosen, for the message when it is taken
+
+    def __init__(self, port: int = 0):
         self.port = port
         self.token = secrets.token_urlsafe(18)
         self._server: Any = None
@@ -79,67 +88,13 @@ class PageServer:
     def url(self) -> str:
         return f"http://{HOST}:{self.port}/{self.token}/"
 
+    def routes(self, base: str) -> list[Route]:
+        """The app's routes, every path under ``base`` (``/TOKEN``)."""
+        raise NotImplementedError
+
     def _app(self) -> Starlette:
-        base = f"/{self.token}"
-        headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                   "X-Content-Type-Options": "nosniff"}
-        html = page_html()
-
-        async def page(request: Request) -> Response:
-            return HTMLResponse(html, headers={
-                **headers, "Content-Security-Policy":
-                "default-src 'none'; img-src 'self'; connect-src 'self'; "
-                "style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'"})
-
-        async def slash(request: Request) -> Response:
-            return RedirectResponse(base + "/", headers=headers)
-
-        async def next_item(request: Request) -> Response:
-            try:
-                wait = min(MAX_WAIT_S, max(0.0, float(request.query_params.get("wait", "0"))))
-            except ValueError:
-                return JSONResponse({"error": "wait must be a number of seconds"}, 400)
-            return JSONResponse(await self.source.next_item(wait), headers=headers)
-
-        async def image(request: Request) -> Response:
-            part = self.source.image_part(request.path_params["item"],
-                                          request.path_params["index"])
-            if part is None:
-                return JSONResponse({"error": "no such image"}, 404, headers=headers)
-            try:
-                data, mime = await asyncio.to_thread(part_bytes, part)
-            except (OSError, RuntimeError, ValueError) as exc:  # a file gone, no renderer
-                return JSONResponse({"error": f"the image cannot be shown: {exc}"}, 500,
-                                    headers=headers)
-            return Response(data, media_type=mime, headers=headers)
-
-        async def answer(request: Request) -> Response:
-            if not self._own(request):  # a page elsewhere posting here (a text/plain form)
-                return JSONResponse({"error": "answers come from the page itself"}, 403,
-                                    headers=headers)
-            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if kind != "application/json":  # which no other origin can send unasked (CORS)
-                return JSONResponse({"error": "the answer must be application/json"}, 415,
-                                    headers=headers)
-            raw = await _body(request)
-            if raw is None:
-                return JSONResponse({"error": "the answer is too long"}, 413, headers=headers)
-            try:
-                body = json.loads(raw or b"null")
-            except ValueError:
-                return JSONResponse({"error": "the answer is not JSON"}, 400, headers=headers)
-            status, out = self.source.answer(request.path_params["item"], body)
-            return JSONResponse(out, status, headers=headers)
-
-        routes = [
-            Route(base, slash),
-            Route(base + "/", page),
-            Route(base + "/api/next", next_item),
-            Route(base + "/api/image/{item}/{index:int}", image),
-            Route(base + "/api/answer/{item}", answer, methods=["POST"]),
-        ]
         # a page on 127.0.0.1 answers only requests addressed to it (no DNS rebinding)
-        return Starlette(routes=routes, middleware=[
+        return Starlette(routes=self.routes(f"/{self.token}"), middleware=[
             Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"])])
 
     def _own(self, request: Request) -> bool:
@@ -160,7 +115,7 @@ class PageServer:
         except OSError as exc:
             sock.close()
             raise PageError(f"cannot serve the page on {HOST}:{self.port} ({exc.strerror}); "
-                            "choose another port (port=N) or leave it out") from None
+                            f"choose another port ({self.port_hint}) or leave it out") from None
         sock.listen(64)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
@@ -198,6 +153,68 @@ async def _body(request: Request) -> bytes | None:
         if len(raw) > MAX_BODY:
             return None
     return bytes(raw)
+
+
+class PageServer(LocalServer):
+    """One page for one source (see the module's docstring)."""
+
+    def __init__(self, source: Source, port: int = 0):
+        super().__init__(port)
+        self.source = source
+
+    def routes(self, base: str) -> list[Route]:
+        html = page_html()
+
+        async def page(request: Request) -> Response:
+            return HTMLResponse(html, headers={**HEADERS, "Content-Security-Policy": CSP})
+
+        async def slash(request: Request) -> Response:
+            return RedirectResponse(base + "/", headers=HEADERS)
+
+        async def next_item(request: Request) -> Response:
+            try:
+                wait = min(MAX_WAIT_S, max(0.0, float(request.query_params.get("wait", "0"))))
+            except ValueError:
+                return JSONResponse({"error": "wait must be a number of seconds"}, 400)
+            return JSONResponse(await self.source.next_item(wait), headers=HEADERS)
+
+        async def image(request: Request) -> Response:
+            part = self.source.image_part(request.path_params["item"],
+                                          request.path_params["index"])
+            if part is None:
+                return JSONResponse({"error": "no such image"}, 404, headers=HEADERS)
+            try:
+                data, mime = await asyncio.to_thread(part_bytes, part)
+            except (OSError, RuntimeError, ValueError) as exc:  # a file gone, no renderer
+                return JSONResponse({"error": f"the image cannot be shown: {exc}"}, 500,
+                                    headers=HEADERS)
+            return Response(data, media_type=mime, headers=HEADERS)
+
+        async def answer(request: Request) -> Response:
+            if not self._own(request):  # a page elsewhere posting here (a text/plain form)
+                return JSONResponse({"error": "answers come from the page itself"}, 403,
+                                    headers=HEADERS)
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "application/json":  # which no other origin can send unasked (CORS)
+                return JSONResponse({"error": "the answer must be application/json"}, 415,
+                                    headers=HEADERS)
+            raw = await _body(request)
+            if raw is None:
+                return JSONResponse({"error": "the answer is too long"}, 413, headers=HEADERS)
+            try:
+                body = json.loads(raw or b"null")
+            except ValueError:
+                return JSONResponse({"error": "the answer is not JSON"}, 400, headers=HEADERS)
+            status, out = self.source.answer(request.path_params["item"], body)
+            return JSONResponse(out, status, headers=HEADERS)
+
+        return [
+            Route(base, slash),
+            Route(base + "/", page),
+            Route(base + "/api/next", next_item),
+            Route(base + "/api/image/{item}/{index:int}", image),
+            Route(base + "/api/answer/{item}", answer, methods=["POST"]),
+        ]
 
 
 class _Server(uvicorn.Server):

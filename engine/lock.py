@@ -145,3 +145,28 @@ def holder(run_dir: str | Path) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+def running(run_dir: str | Path) -> bool:
+    """Whether a process holds ``run_dir`` now (a run is writing it). A lock file whose pid is
+    dead on this host is no run; otherwise the flock itself is asked (shared, not waiting,
+    released at once), so a held lock reads as running and a stale one does not."""
+    path = Path(run_dir) / LOCK_FILE
+    info = _holder(path)
+    pid = info.get("pid")
+    if not info or (isinstance(pid, int) and info.get("host") == socket.gethostname()
+                    and not _pid_alive(pid)):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # no flock here: the live pid says it
+        return True
+    finally:
+        os.close(fd)  # releases a shared lock taken
+    return False

@@ -160,3 +160,46 @@ def chromium() -> str:
         pytest.skip("Debian's chromium is not installed: the browser check needs it "
                     "(apt-get install chromium); the rest was checked without it")
     return exe
+
+
+def hostile_first_step(run_dir: Path, text: str, *, prompt: bool = False) -> dict:
+    """Make the journal's first record's first reply ``text`` (and its prompt, with
+    ``prompt``), as a model could have written it; returns the record."""
+    journal = run_dir / "trajectories.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[0])
+    rec["steps"][0]["reply"]["text"] = text
+    if prompt:
+        rec["steps"][0]["prompt"] = text
+    lines[0] = json.dumps(rec)
+    journal.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return rec
+
+
+async def first_records(run_dir: Path, tries: int = 400) -> list:
+    """The heads of a run being written, once it has run.json and a first record (bounded:
+    ``tries`` looks 50 ms apart)."""
+    import asyncio
+
+    from unseen.engine.rundir import RunDir
+
+    for _ in range(tries):
+        if (run_dir / "run.json").is_file() and (run_dir / "trajectories.jsonl").is_file():
+            heads = RunDir(run_dir).heads()
+            if heads:
+                return heads
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{run_dir}: no record after {tries * 0.05:.0f} s")
+
+
+def slow_sim_run(data: Path, out: Path, strategies: Sequence[str] = ("direct",), *,
+                 limit: int = 8, delay_s: float = 0.3):
+    """A sim run started as a task in the running loop, one call at a time ``delay_s``
+    apart, so a test can watch it grow."""
+    import asyncio
+
+    from unseen.api import run_async
+
+    return asyncio.create_task(run_async(data, list(strategies), [f"sim:default,delay_s={delay_s}"],
+                                         out=out, limit=limit, concurrency=1, cache=False,
+                                         progress=False))

@@ -28,7 +28,7 @@ app.add_typer(data.data_app, name="data")
 app.add_typer(cache.cache_app, name="cache")
 app.add_typer(director.director_app, name="director")
 # the top-level commands, in the order `unseen --help` lists them
-for name in ("run", "compare", "figure", "curve", "show", "tui", "export", "strategies",
+for name in ("run", "compare", "figure", "curve", "show", "tui", "view", "export", "strategies",
              "benchmarks", "backends", "profiles", "prices"):
     group = run if name in ("run", "strategies", "benchmarks", "backends", "profiles",
                             "prices") \

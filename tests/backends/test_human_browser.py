@@ -1,5 +1,5 @@
 """The ``human`` page in a real browser: Playwright drives Debian's chromium (its own browser
-download is not available here, so ``executable_path``) against runs in this test's event
+download is not available here, so ``executable_path``; ``browser_harness``) against runs in this test's event
 loop. A person draws boxes with the mouse, picks SPoE regions by click and by key, answers
 a Director prompt's fields, reloads mid-run and answers in a second tab; the journal and
 the tables hold what was done. tests/backends/test_human.py covers the same API without a browser.
@@ -10,15 +10,13 @@ the tables hold what was done. tests/backends/test_human.py covers the same API 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 from io import BytesIO
 from pathlib import Path
 
+import browser_harness as harness
 import pytest
-import pytest_asyncio
-from helpers import chromium, tiny_design
+from helpers import tiny_design
 from human_driver import Announced, finish
 from PIL import Image, ImageStat
 
@@ -28,44 +26,6 @@ from unseen.evals.scenefunri.report import render, summarize
 
 # one browser for the module, so every test runs in the module's event loop
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
-
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-dev-shm-usage"]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_browser():
-    exe = chromium()
-    playwright = pytest.importorskip("playwright.async_api",
-                                     reason="playwright is in the dev extra: pip install -e '.[dev]'")
-    async with playwright.async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=exe, args=FLAGS, headless=True)
-        try:
-            yield browser
-        finally:
-            await browser.close()
-
-
-@pytest.fixture
-def browser(shared_browser):
-    """The module's browser; each test opens its own context and closes it."""
-    @contextlib.asynccontextmanager
-    async def context():
-        ctx = await shared_browser.new_context()
-        try:
-            yield ctx
-        finally:
-            await ctx.close()
-
-    return context
-
-
-async def _page(ctx, url: str, width: int = 1280, height: int = 900):
-    page = await ctx.new_page()
-    await page.set_viewport_size({"width": width, "height": height})
-    await page.goto(url)
-    return page
 
 
 async def _item(page, progress: str) -> None:
@@ -102,12 +62,9 @@ def _run(data, strategies, out, **kw) -> asyncio.Task:
                                          progress=False, **kw))
 
 
-async def _shot(page, name: str, tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("UNSEEN_SHOTS") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    await page.screenshot(path=str(path))
-    return path
+# the harness's fixtures, by name in this module
+shared_browser, browser = harness.shared_browser, harness.browser
+_page, _shot = harness.open_page, harness.shot
 
 
 async def test_boxes_drawn_with_the_mouse(browser, sample_data, instances, tmp_path, monkeypatch):

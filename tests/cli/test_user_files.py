@@ -202,8 +202,8 @@ def test_a_non_utf8_byte_in_the_journal_or_run_json_as_the_views_open_them(tmp_p
     bad = copy_run(run, tmp_path / "journal")
     path = bad / "trajectories.jsonl"
     path.write_bytes(path.read_bytes().replace(b'"direct"', b'"dir\xffect"', 1))
-    for argv in (["show", str(bad)], ["compare", str(bad)], ["export", str(bad), "--html",
-                                                            str(tmp_path / "h")]):
+    for argv in (["show", str(bad)], ["compare", str(bad)], ["view", str(bad)],
+                 ["export", str(bad), "--html", str(tmp_path / "h")]):
         code, _, err = run_main(argv)
         one_line(code, err, "trajectories.jsonl:1:", "not UTF-8")
     bad = copy_run(run, tmp_path / "config")
@@ -212,6 +212,8 @@ def test_a_non_utf8_byte_in_the_journal_or_run_json_as_the_views_open_them(tmp_p
     code, _, err = run_main(["show", str(bad)])
     one_line(code, err, "run.json:", "not UTF-8")
     code, _, err = run_main(["tui", str(bad)])
+    one_line(code, err, "run.json:", "not UTF-8")
+    code, _, err = run_main(["view", str(bad)])
     one_line(code, err, "run.json:", "not UTF-8")
 
 

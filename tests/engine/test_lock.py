@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -189,3 +190,15 @@ def test_a_refused_run_leaves_no_directory_behind(tmp_path):
     with pytest.raises(ValueError), hold(tmp_path / "old"):
         raise ValueError("refused")
     assert (tmp_path / "old").is_dir()  # not ours to remove
+
+
+def test_running_tells_a_held_lock_from_a_stale_one(tmp_path):
+    from unseen.engine.lock import running
+
+    assert not running(tmp_path)  # no lock file: no run
+    with hold(tmp_path, "test"):
+        assert running(tmp_path)  # held (by this process, on another descriptor)
+    assert not running(tmp_path)  # released: the file stays, the run is over
+    (tmp_path / LOCK_FILE).write_text(json.dumps(
+        {"pid": 2**22 + 12345, "host": socket.gethostname()}) + "\n")
+    assert not running(tmp_path)  # a dead pid's lock is no run

@@ -275,8 +275,8 @@ def test_a_coding_run_points_at_its_study(tmp_path, run_main):
     shutil.copy(MAIN_RUN / "trajectories.jsonl", run / "trajectories.jsonl")
     config = json.loads((MAIN_RUN / "run.json").read_text())
     (run / "run.json").write_text(json.dumps({**config, "benchmark": "director-coding"}))
-    for argv in (["show", str(run)], ["tui", str(run)], ["export", str(run), "--html",
-                                                         str(tmp_path / "h")]):
+    for argv in (["show", str(run)], ["tui", str(run)], ["view", str(run)],
+                 ["export", str(run), "--html", str(tmp_path / "h")]):
         code, _, err = run_main(argv)
         assert code == 2 and "unseen director codes" in err and err.count("\n") == 1
     with pytest.raises(RunDirError):

@@ -1,5 +1,5 @@
 """The commands that read run directories: ``compare``, ``figure``, ``curve``, ``show``,
-``tui`` and ``export``. Each opens its runs and hands them to their benchmark's views
+``tui``, ``view`` and ``export``. Each opens its runs and hands them to their benchmark's views
 (``unseen.views``)."""
 
 from __future__ import annotations
@@ -194,6 +194,29 @@ def tui(
     except ImportError as exc:  # textual missing
         raise UserError(f"unseen tui needs textual (pip install textual): {exc}") from None
     run_tui(run_dirs)
+
+
+@commands.command()
+def view(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories, or folders holding run directories.")],
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 0,
+) -> None:
+    """Browse runs in the browser, live: a local page (127.0.0.1, a random token in its
+    address, works offline) with each run's table (sort, filter by model, strategy and
+    outcome, worst first) and every trajectory step by step; a running run updates."""
+    import asyncio
+
+    from ..backends.human_web import PageError
+    from ..viewer import serve
+
+    try:
+        asyncio.run(serve(run_dirs, port=port, signals=True, announce=lambda line: out.print(
+            escape(line), highlight=False, soft_wrap=True)))
+        err.print("stopped")
+    except PageError as exc:
+        raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        err.print("stopped")
 
 
 @commands.command()
