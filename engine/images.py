@@ -163,12 +163,13 @@ def part_bytes(part: ImagePart, max_side: int | None = None,
     key = ("overlay", part.path, *_stat(part.path),
            json.dumps(part.overlay, sort_keys=True, separators=(",", ":")), max_side, fit)
     renderer = overlay_renderer()
+    spec: dict[str, Any] = part.overlay
 
     def make() -> tuple[bytes, str]:
-        mime = "image/png" if part.overlay.get("format") == "png" else "image/jpeg"
+        mime = "image/png" if spec.get("format") == "png" else "image/jpeg"
         if fit:
-            return renderer(part.path, {**part.overlay, "fit": max_side}), mime
-        data = renderer(part.path, part.overlay)
+            return renderer(part.path, {**spec, "fit": max_side}), mime
+        data = renderer(part.path, spec)
         return (data, mime) if max_side is None else _fitted(max_side, mime, data)
 
     # the same overlay again (votes, a retry, another sample's first step): encoded once

@@ -51,10 +51,10 @@ def draw(image: Image.Image, spec: dict[str, Any]) -> Image.Image:
         out = image.copy() if "fit" not in spec else image
     boxes = spec.get("boxes") or []
     if "fit" in spec:
-        size = fit_within(out.width, out.height, spec["fit"])
-        if size != out.size:
-            sx, sy = size[0] / out.width, size[1] / out.height
-            out = out.resize(size, Image.Resampling.LANCZOS)
+        fitted = fit_within(out.width, out.height, spec["fit"])
+        if fitted != out.size:
+            sx, sy = fitted[0] / out.width, fitted[1] / out.height
+            out = out.resize(fitted, Image.Resampling.LANCZOS)
             boxes = [[b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy] for b in boxes]
         elif out is image:
             out = image.copy()

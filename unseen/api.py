@@ -282,7 +282,7 @@ async def run_async(
     if samples is not None and samples < 1:
         raise RunError("--samples must be at least 1")
     auto = processes is None  # chosen from the run's size once it is planned
-    processes = 1 if auto else processes
+    processes = 1 if processes is None else processes
     if processes < 1:
         raise RunError("--processes must be at least 1")
     bench = get_benchmark(benchmark) if benchmark else detect(data)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .index import Catalog, ViewError
@@ -15,7 +15,7 @@ from .server import ViewServer
 __all__ = ["Catalog", "ViewError", "ViewServer", "serve"]
 
 
-async def serve(paths: list[str | Path], *, port: int = 0,
+async def serve(paths: Sequence[str | Path], *, port: int = 0,
                 announce: Callable[[str], None] = print,
                 stop: asyncio.Event | None = None, signals: bool = False) -> None:
     """Serve the viewer of ``paths`` until ``stop`` is set (or the task is cancelled); with
@@ -26,7 +26,7 @@ async def serve(paths: list[str | Path], *, port: int = 0,
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):  # not on this OS
                 loop.add_signal_handler(sig, stop.set)
-    catalog = Catalog(paths)
+    catalog = Catalog(list(paths))
     # the index is built before the address is printed, so the first screen only sends it
     await asyncio.to_thread(catalog.listing)
     server = ViewServer(catalog, port)

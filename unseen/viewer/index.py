@@ -11,7 +11,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..engine.errors import UnseenError
 from ..engine.journal import JOURNAL
@@ -152,7 +152,7 @@ class RunView:
     def read(self, key: str) -> dict[str, Any]:
         """The whole record of trajectory ``key``, checked and made safe to show."""
         assert self.index is not None
-        return self.index.read(self.row(key))
+        return cast(dict[str, Any], self.index.read(self.row(key)))  # the page reads it as JSON
 
 
 def _num(v: Any) -> float | int | None:

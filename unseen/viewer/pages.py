@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.text import Text
 
+from ..engine.records import StepRecord, TrajectoryRecord
 from ..views.common import (
     box_text,
     model_view,
@@ -54,13 +55,13 @@ def step_json(rec: dict[str, Any], s: dict[str, Any], extra: list[str] | None = 
     err = reply.get("error") or {}
     usage = reply.get("usage") or {}
     return {
-        "number": step_number(s), "name": str(s.get("name", "")),
-        "caption": step_caption(s, params),
+        "number": step_number(cast(StepRecord, s)), "name": str(s.get("name", "")),
+        "caption": step_caption(cast(StepRecord, s), params),
         "prompt": _cut(s.get("prompt")), "messages": s.get("messages", 1),
         "reply": _cut(reply.get("text")), "reasoning": _cut(reply.get("reasoning")),
         "error": f"{err.get('kind')}: {err.get('message', '')}" if err else "",
         "parse_error": str(s.get("parse_error") or ""),
-        "parsed": "" if err else parsed_text(s, params),
+        "parsed": "" if err else parsed_text(cast(StepRecord, s), params),
         "region": box_text(s["region"]) if s.get("region") else "",
         "images": len(s.get("images") or []),
         "tokens": usage_text(reply),
@@ -78,8 +79,8 @@ def trajectory_json(row: TuiRow, rec: dict[str, Any], tui: Any = None) -> dict[s
     metrics = rec.get("metrics") or {}
     return {
         "key": row.head.key, "instance": row.instance_id, "label": row.label,
-        "model": record_who(rec), "strategy": row.strategy, "sample": row.sample,
-        "outcome": row.outcome, "note": row.note, "status": status_text(rec),
+        "model": record_who(cast(TrajectoryRecord, rec)), "strategy": row.strategy, "sample": row.sample,
+        "outcome": row.outcome, "note": row.note, "status": status_text(cast(TrajectoryRecord, rec)),
         "simulated": bool(rec.get("simulated")),
         "error": str((rec.get("error") or {}).get("message") or ""),
         "prediction": value_text(rec.get("prediction")),

@@ -161,10 +161,12 @@ def retry_rounds(folder: Path) -> list[list[str]]:
     path = folder / RETRIES_FILE
     if not path.is_file():
         return []
-    rounds = [rec.get("items") for rec in read_json_lines(path)]
-    for n, ids in enumerate(rounds, 1):
+    rounds: list[list[str]] = []
+    for n, rec in enumerate(read_json_lines(path), 1):
+        ids = rec.get("items")
         if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
             raise CodingError(f"{path}:{n}: items must be a list of item ids")
+        rounds.append(ids)
     return rounds
 
 

@@ -146,6 +146,6 @@ def default_baseline(runs: list[RunDir], baseline: str | None) -> str | None:
             config = run.config
         except UnseenError:  # a run.json written by hand: its journal says
             config = None
-        labels |= ({e.get("label") for e in config.strategies} if config is not None
-                   else {r.get("strategy") for r in run.records()})
+        labels |= ({str(e.get("label")) for e in config.strategies} if config is not None
+                   else {str(r.get("strategy")) for r in run.records()})
     return "direct" if "direct" in labels and len(labels) > 1 else None

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ def _cell(heads: list[Head]) -> RenderableType:
     return text
 
 
-def worst_key(instance_id: str, outcomes: list[tuple[str, float | None]]) -> tuple:
+def worst_key(instance_id: str, outcomes: Sequence[tuple[str, float | None]]) -> tuple:
     """The sort key of an instance, worst first: most unanswered (a share of its
     trajectories), then the highest mean Dist; ``outcomes`` are (status, dist) pairs. The
     HTML export orders its instances and step strips by it too."""
