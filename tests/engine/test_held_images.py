@@ -32,7 +32,7 @@ def counted(monkeypatch):
     with the thread each render ran on."""
     counts: dict = {"decode": 0, "render": 0, "threads": set()}
     opened = overlay.Image.open
-    render = images._overlay_renderer
+    render = images.overlay_renderer()
 
     def open_counted(*a, **k):
         counts["decode"] += 1

@@ -64,7 +64,7 @@ def step_json(rec: dict[str, Any], s: dict[str, Any], extra: list[str] | None = 
         "parsed": "" if err else parsed_text(cast(StepRecord, s), params),
         "region": box_text(s["region"]) if s.get("region") else "",
         "images": len(s.get("images") or []),
-        "tokens": usage_text(reply),
+        "tokens": usage_text(reply["usage"]) if reply.get("usage") else "",
         "tokens_in": usage.get("input_tokens", 0), "tokens_out": usage.get("output_tokens", 0),
         "latency_s": reply.get("latency_s") or 0, "seconds": s.get("seconds") or 0,
         "cached": bool(reply.get("cached")), "finish": str(reply.get("finish_reason") or ""),
