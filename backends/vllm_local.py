@@ -89,12 +89,17 @@ def load_vllm() -> VllmApi:
                    RequestOutputKind, ChatParams, ReasoningParserManager, ChatCompletionRequest)
 
 
-def chat_template_kwargs(effort: str | None) -> dict[str, Any]:
-    """The chat-template variables of a request with this reasoning effort."""
+def chat_template_kwargs(effort: str | None, enable_thinking: bool | None = None
+                         ) -> dict[str, Any]:
+    """The chat-template variables of a request with this reasoning effort: thinking on for
+    any effort but "none"; the backend's ``enable_thinking`` (a model that does not think)
+    wins, as the server's ``chat_template_kwargs`` win over the effort."""
     kw: dict[str, Any] = {"add_generation_prompt": True, "continue_final_message": False}
     if effort is not None:
         kw["reasoning_effort"] = effort
         kw["enable_thinking"] = effort != "none"
+    if enable_thinking is not None:
+        kw["enable_thinking"] = enable_thinking
     return kw
 
 
