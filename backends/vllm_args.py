@@ -53,22 +53,24 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def parse_target(target: str) -> tuple[str, dict[str, Any]]:
-    """``(model_path, engine_args)`` from ``PATH[,key=value,...]``."""
+def parse_target(target: str, backend: str = "vllm-local") -> tuple[str, dict[str, Any]]:
+    """``(model_path, engine_args)`` from ``PATH[,key=value,...]`` (``backend`` names the
+    backend in the messages: ``hf`` reads its targets the same way)."""
     path, *rest = split_top(target)
     path = path.strip()
     if not path:
-        raise BackendConfigError("vllm-local needs a model path: vllm-local:/path/to/model[,key=value,...]")
+        raise BackendConfigError(f"{backend} needs a model path: {backend}:/path/to/model"
+                                 "[,key=value,...]")
     args: dict[str, Any] = {}
     for item in rest:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not key:
             raise BackendConfigError(
-                f"vllm-local: {item.strip()!r} is not key=value (engine arguments follow the "
-                "model path, e.g. vllm-local:/models/X,tensor_parallel_size=2)")
+                f"{backend}: {item.strip()!r} is not key=value (arguments follow the "
+                f"model path, e.g. {backend}:/models/X,dtype=bfloat16)")
         if key in args:
-            raise BackendConfigError(f"vllm-local: engine argument {key!r} is given twice")
+            raise BackendConfigError(f"{backend}: argument {key!r} is given twice")
         args[key] = parse_value(value.strip())
     return path, args
 

@@ -89,12 +89,17 @@ def load_vllm() -> VllmApi:
                    RequestOutputKind, ChatParams, ReasoningParserManager, ChatCompletionRequest)
 
 
-def chat_template_kwargs(effort: str | None) -> dict[str, Any]:
-    """The chat-template variables of a request with this reasoning effort."""
+def chat_template_kwargs(effort: str | None, enable_thinking: bool | None = None
+                         ) -> dict[str, Any]:
+    """The chat-template variables of a request with this reasoning effort: thinking on for
+    any effort but "none"; the backend's ``enable_thinking`` (a model that does not think)
+    wins, as the server's ``chat_template_kwargs`` win over the effort."""
     kw: dict[str, Any] = {"add_generation_prompt": True, "continue_final_message": False}
     if effort is not None:
         kw["reasoning_effort"] = effort
         kw["enable_thinking"] = effort != "none"
+    if enable_thinking is not None:
+        kw["enable_thinking"] = enable_thinking
     return kw
 
 
@@ -123,6 +128,9 @@ def classify_vllm_error(exc: Exception) -> ProviderError:
     request's fault, a full queue is a rate limit, the rest the engine's)."""
     names = {c.__name__ for c in type(exc).__mro__}
     message = f"{type(exc).__name__}: {exc}"
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None:  # AsyncLLM raises EngineGenerateError() with the failure as its cause
+        message += f" (caused by {type(cause).__name__}: {cause})"
     if "GracefulHTTPError" in names:  # QueueOverflowError, MaxQueuedTokensError
         return ProviderError("rate_limit", message)
     if "VLLMClientError" in names:
@@ -136,7 +144,8 @@ class VLLMLocal(BaseBackend):
 
     def __init__(self, model_path: str, *, spec: str, box_format: str | None = None,
                  engine_args: dict[str, Any] | None = None, api: VllmApi | None = None,
-                 image: Any = None):
+                 image: Any = None, enable_thinking: bool | None = None):
+        self.enable_thinking = enable_thinking  # False: a model that does not think
         args = dict(engine_args or {})
         image = _with_processor_resize(image, args, spec)
         super().__init__(model_path, box_format=box_format, spec=spec, image=image)
@@ -187,6 +196,8 @@ class VLLMLocal(BaseBackend):
             return
         if self._start_error is not None:
             raise self._start_error
+        # a parent that touched CUDA cannot fork the engine's process (vllm-project/vllm#9469)
+        os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
         try:
             args = self.api.AsyncEngineArgs(model=self.model, **self.engine_args)
             engine = self.api.AsyncLLM.from_engine_args(args)
@@ -203,6 +214,10 @@ class VLLMLocal(BaseBackend):
         so = kw.pop("structured_outputs", None)
         if so is not None:
             kw["structured_outputs"] = self.api.StructuredOutputsParams(**so)
+        if self._parser_cls is not None:
+            # as the server (ChatCompletionRequest.to_sampling_params): a reasoning parser
+            # needs the think tags in the text, special or not
+            kw["skip_special_tokens"] = False
         # one final output per request: no partial outputs to copy while it runs
         return self.api.SamplingParams(output_kind=self.api.RequestOutputKind.FINAL_ONLY, **kw)
 
@@ -220,7 +235,7 @@ class VLLMLocal(BaseBackend):
     async def complete(self, request: Request) -> Reply:
         await self.ready()
         engine = self._engine
-        kw = chat_template_kwargs(request.decoding.reasoning_effort)
+        kw = chat_template_kwargs(request.decoding.reasoning_effort, self.enable_thinking)
         t0 = time.perf_counter()
         final = None
         try:
@@ -330,8 +345,11 @@ def _vllm_local(target: str, *, spec: str, box_format: str | None = None,
 
     path, args = parse_target(target)
     ours = {k: args.pop(k) for k in IMAGE_OPTIONS if k in args}
+    thinking = args.pop("enable_thinking", None)
+    if thinking is not None and not isinstance(thinking, bool):
+        raise BackendConfigError(f"{spec!r}: enable_thinking is true or false")
     opts = {**{k: v for k, v in {"box_format": box_format,
                                  "max_image_side": max_image_side}.items() if v is not None},
             **ours}
     return VLLMLocal(path, spec=spec, box_format=opts.get("box_format"), engine_args=args,
-                     image=image_settings(opts, spec))
+                     image=image_settings(opts, spec), enable_thinking=thinking)

@@ -82,6 +82,7 @@ class SamplingParams:
     seed: int | None = None
     max_tokens: int | None = 16
     logprobs: int | None = None
+    skip_special_tokens: bool = True
     output_kind: RequestOutputKind = RequestOutputKind.CUMULATIVE
     structured_outputs: StructuredOutputsParams | None = None
 
@@ -153,6 +154,11 @@ class VLLMValidationError(VLLMClientError): ...
 class GracefulHTTPError(VLLMError): ...
 class QueueOverflowError(GracefulHTTPError): ...
 class EngineDeadError(VLLMServerError): ...
+
+
+class EngineGenerateError(Exception):
+    """AsyncLLM.generate raises this for any unexpected failure, with an empty message and
+    the failure as its cause (vllm/v1/engine/async_llm.py: ``raise EngineGenerateError() from e``)."""
 
 
 # --- vllm/entrypoints/openai/chat_completion/protocol.py ----------------------------------
@@ -281,6 +287,8 @@ class World:
     respond: Callable[[str, Any], Scripted | Exception] = lambda prompt, params: Scripted("ok")
     generation_config: dict[str, Any] = field(default_factory=dict)
     fail_start: Exception | None = None
+    #: pieces a decode with skip_special_tokens drops (the old tiny tokenizer's think tags were)
+    special: frozenset[str] = frozenset({"<|im_start|>", "<|im_end|>", "<|bos|>"})
     engines: list[AsyncLLM] = field(default_factory=list)
 
 
@@ -343,7 +351,9 @@ class AsyncLLM:
                               "reasoning_parser_kwargs": reasoning_parser_kwargs})
         script = self.world.respond(prompt.get("prompt", ""), sampling_params)
         if isinstance(script, Exception):
-            raise script
+            if isinstance(script, VLLMError | GracefulHTTPError):
+                raise script  # vLLM's own errors pass through
+            raise EngineGenerateError() from script
         ids = self.tokenizer.encode(script.text)
         budget = sampling_params.max_tokens
         if budget is None:  # InputProcessor: up to the end of the context
@@ -377,7 +387,9 @@ class AsyncLLM:
         if params.logprobs is not None:
             logprobs = [self._position(i, tid, script, params.logprobs)
                         for i, tid in enumerate(ids)]
-        gen = CompletionOutput(0, self.tokenizer.decode(ids), ids, None, logprobs,
+        kept = [t for t in ids if not (params.skip_special_tokens
+                                       and self.tokenizer.pieces[t] in self.world.special)]
+        gen = CompletionOutput(0, self.tokenizer.decode(kept), ids, None, logprobs,
                                finish_reason=finish)
         return RequestOutput(request_id, prompt.get("prompt"), prompt["prompt_token_ids"],
                              None, [gen], True)
@@ -438,8 +450,10 @@ class ThinkParser(ReasoningParser):
 
     def extract_reasoning(self, model_output, request) -> tuple[str | None, str | None]:
         head, sep, tail = model_output.partition("</think>")
-        if not self.thinking or not sep:
+        if not self.thinking:
             return None, model_output
+        if not sep:  # as qwen3's: thinking on and no end tag, all of it is reasoning
+            return model_output.replace("<think>", "", 1).strip() or None, None
         return head.replace("<think>", "", 1).strip() or None, tail.lstrip() or None
 
 
@@ -467,7 +481,8 @@ MODULES: dict[str, dict[str, Any]] = {
     "vllm.v1": {},
     "vllm.v1.engine": {},
     "vllm.v1.engine.async_llm": {"AsyncLLM": AsyncLLM},
-    "vllm.v1.engine.exceptions": {"EngineDeadError": EngineDeadError},
+    "vllm.v1.engine.exceptions": {"EngineDeadError": EngineDeadError,
+                                  "EngineGenerateError": EngineGenerateError},
     "vllm.sampling_params": {"SamplingParams": SamplingParams, "RequestOutputKind": RequestOutputKind,
                              "StructuredOutputsParams": StructuredOutputsParams},
     "vllm.renderers": {"ChatParams": ChatParams, "TokenizeParams": TokenizeParams},

@@ -62,7 +62,8 @@ FIELDS = {
     "vllm.sampling_params:SamplingParams": (si.SamplingParams, {
         "n": 1, "presence_penalty": 0.0, "frequency_penalty": 0.0, "repetition_penalty": 1.0,
         "temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": 0.0, "seed": None,
-        "max_tokens": 16, "logprobs": None, "output_kind": "CUMULATIVE",
+        "max_tokens": 16, "logprobs": None, "skip_special_tokens": True,
+        "output_kind": "CUMULATIVE",
         "structured_outputs": None}),
     "vllm.sampling_params:StructuredOutputsParams": (si.StructuredOutputsParams, {
         "json": None, "regex": None, "choice": None, "grammar": None, "json_object": None,

@@ -51,7 +51,8 @@ async def test_engine_arguments_reach_async_engine_args(world):
                           "max_model_len=32768", 'limit_mm_per_prompt={"image": 1, "video": 0}',
                           "distributed_executor_backend=ray", "reasoning_parser=qwen3",
                           "enforce_eager=true")
-    assert (await backend.complete(req("hi"))).text == "ok"
+    # qwen3 with thinking on: an answer without </think> is all reasoning, as in vLLM
+    assert (await backend.complete(req("hi"))).reasoning == "ok"
     (engine,) = world.engines
     args = engine.engine_args
     assert args.model == MODEL
@@ -368,3 +369,48 @@ async def test_the_cache_key_holds_what_changes_the_engines_replies(world, tmp_p
     qwen = make_backend("vllm-local:/models/Qwen2.5-VL-7B,max_pixels=1003520")
     assert qwen.engine_args["mm_processor_kwargs"] == {"max_pixels": 1003520}
     assert qwen.box_format.max_pixels == 1003520
+
+
+# ------------------------------------------- where the stand-in once differed from vLLM
+
+
+async def test_special_think_tags_still_reach_the_parser(world):
+    """vLLM's server decodes with skip_special_tokens=False under a reasoning parser; a
+    tokenizer whose think tags are special would lose them otherwise, and the parser with
+    them the answer."""
+    world.special = world.special | {"<think>", "</think>"}
+    world.respond = lambda prompt, params: Scripted("<think>plan</think>B")
+    backend = backend_for("reasoning_parser=qwen3")
+    reply = await backend.complete(req("pick", reasoning_effort="low"))
+    assert (reply.reasoning, reply.text) == ("plan", "B")
+    assert world.engines[0].requests[0]["params"].skip_special_tokens is False
+    plain = backend_for()  # no parser: vLLM's default decode, special pieces dropped
+    assert (await plain.complete(req("pick"))).text == "planB"
+    await backend.aclose()
+    await plain.aclose()
+
+
+async def test_a_model_that_does_not_think_keeps_its_answer(world):
+    """qwen3's parser with thinking on puts output without </think> into reasoning: the
+    answer is lost; enable_thinking=false (a model that does not think) keeps it."""
+    world.respond = lambda prompt, params: Scripted('{"choice": "A"}')
+    thinking = backend_for("reasoning_parser=qwen3")
+    lost = await thinking.complete(req("pick", reasoning_effort="low"))
+    assert lost.text == "" and lost.reasoning == '{"choice": "A"}'
+    plain = backend_for("reasoning_parser=qwen3", "enable_thinking=false")
+    kept = await plain.complete(req("pick", reasoning_effort="low"))
+    assert kept.text == '{"choice": "A"}' and kept.reasoning is None
+    (_, chat_params, _), = world.engines[1].renders
+    assert chat_params.chat_template_kwargs["enable_thinking"] is False
+    await thinking.aclose()
+    await plain.aclose()
+
+
+async def test_an_engine_generate_error_keeps_its_cause(world):
+    world.respond = lambda prompt, params: RuntimeError("CUDA error: illegal memory access")
+    backend = backend_for()
+    with pytest.raises(ProviderError) as info:
+        await backend.complete(req("x"))
+    assert info.value.kind == "server"
+    assert "EngineGenerateError" in str(info.value) and "illegal memory access" in str(info.value)
+    await backend.aclose()
