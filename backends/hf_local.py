@@ -31,6 +31,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,7 +255,8 @@ class HFLocal(BaseBackend):
             self._queue = [j for j in self._queue if j not in batch]
             self.batches.append(len(batch))
             try:
-                replies = await asyncio.to_thread(self._generate, batch)
+                replies: Sequence[Reply | ProviderError] = await asyncio.to_thread(
+                    self._generate, batch)
             except Exception as exc:
                 err = exc if isinstance(exc, ProviderError) else ProviderError(
                     "server", f"generate failed: {type(exc).__name__}: {exc}")
@@ -357,9 +359,11 @@ def _hf(target: str, *, spec: str, box_format: str | None = None,
     enable = own.get("enable_thinking")
     return HFLocal(
         path, spec=spec, box_format=opts.get("box_format"), load_args=args,
-        batch_size=positive_int("batch_size", own.get("batch_size", DEFAULT_BATCH), spec),
+        batch_size=positive_int("batch_size", own.get("batch_size", DEFAULT_BATCH), spec)
+        or DEFAULT_BATCH,
         max_new_tokens=positive_int("max_new_tokens",
-                                    own.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS), spec),
+                                    own.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS), spec)
+        or DEFAULT_MAX_NEW_TOKENS,
         think=_flag("think", own.get("think", False), spec),
         enable_thinking=None if enable is None else _flag("enable_thinking", enable, spec),
         image=image_settings(opts, spec))

@@ -99,12 +99,13 @@ def _text_config(tokenizer, hidden: int, layers: int) -> dict:
 
 
 def _qwen2_vl(hidden: int, layers: int):
+    # needs torchvision: transformers declares it only where torchvision is installed
     from transformers import (
         Qwen2VLConfig,
         Qwen2VLForConditionalGeneration,
         Qwen2VLImageProcessor,
         Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,  # needs torchvision
+        Qwen2VLVideoProcessor,  # type: ignore[attr-defined]
     )
 
     tokenizer = _tokenizer("<|image_pad|>")
@@ -144,7 +145,9 @@ def _llava(hidden: int, layers: int):
     vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
                               num_attention_heads=4, image_size=side, patch_size=14)
     config = LlavaConfig(vision_config=vision, text_config=Qwen2Config(**text),
-                         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+                         # the config takes it (its __init__ reads **kwargs); mypy sees
+                         # transformers' declared signature only
+                         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),  # type: ignore[call-arg]
                          vision_feature_layer=-1, vision_feature_select_strategy="default")
     config.architectures = ["LlavaForConditionalGeneration"]
     images = CLIPImageProcessor(size={"shortest_edge": side},
