@@ -100,13 +100,16 @@ def _text_config(tokenizer, hidden: int, layers: int) -> dict:
 
 def _qwen2_vl(hidden: int, layers: int):
     # needs torchvision: transformers declares it only where torchvision is installed
+    import transformers
     from transformers import (
         Qwen2VLConfig,
         Qwen2VLForConditionalGeneration,
         Qwen2VLImageProcessor,
         Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,  # type: ignore[attr-defined]
     )
+    # declared by transformers only where torchvision is installed, so mypy on a machine
+    # without it cannot see the name (and reports a multi-line import on its first line)
+    video_processor = transformers.Qwen2VLVideoProcessor  # type: ignore[attr-defined,unused-ignore]
 
     tokenizer = _tokenizer("<|image_pad|>")
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIALS}
@@ -123,7 +126,7 @@ def _qwen2_vl(hidden: int, layers: int):
     # small images: at most MAX_PATCHES merged patches each, well inside the context
     images = Qwen2VLImageProcessor(min_pixels=8 * 28 * 28, max_pixels=MAX_PATCHES * 28 * 28)
     processor = Qwen2VLProcessor(image_processor=images, tokenizer=tokenizer,
-                                 video_processor=Qwen2VLVideoProcessor(),
+                                 video_processor=video_processor(),
                                  chat_template=tokenizer.chat_template)
     return Qwen2VLForConditionalGeneration, config, processor, tokenizer
 
