@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import inspect
+import importlib.util
 import json
-import linecache
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -134,6 +133,55 @@ def build(spec: str | tuple[str, dict[str, Any]]) -> StrategySpec:
     return _COMPILED[key]
 
 
+def _home(module: str) -> str:
+    """The package whose modules count as a strategy's code: inside unseen, the subpackage
+    that holds it (``unseen.strategies``, or a benchmark's ``unseen.evals.director``); for
+    an outside package, its top-level package."""
+    parts = module.split(".")
+    depth = 3 if parts[:2] == ["unseen", "evals"] else 2 if parts[0] == "unseen" else 1
+    return ".".join(parts[:depth])
+
+
+def _imported(module: str, source: str) -> set[str]:
+    """Every module name an import in ``source`` may bring in (lazy imports included)."""
+    package = module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = importlib.util.resolve_name("." * node.level + base, package)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def _code_modules(module: str) -> list[str]:
+    """``module`` and the modules of its home package it imports, transitively; the
+    registry itself is left out (it holds no strategy's behaviour)."""
+    home, seen, todo = _home(module), set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == __name__:
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue  # a name imported from a module, not a module
+        seen.add(name)
+        try:
+            source = Path(spec.origin).read_text(encoding="utf-8")
+            found = _imported(name, source)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        todo.extend(n for n in found if n == home or n.startswith(home + "."))
+    return sorted(seen)
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
 
@@ -152,18 +200,24 @@ def _code_digest(source: str) -> str:
 
 def fingerprint(name: str) -> dict[str, Any]:
     """What a strategy's trajectories depend on beyond its parameters: the digest of its
-    module's code (``code``) and of each prompt template it declares (``prompts``: file →
-    digest), recorded in run.json; a resume with another is refused (``unseen.api``)."""
+    code (``code``: its module and every module of its home package that it imports,
+    transitively, each listed in ``modules``), and of each prompt template it declares
+    (``prompts``: file → digest), recorded in run.json; a resume with another is refused
+    (``unseen.api``). A shared helper that writes prompt text (``kit.box_format_text``)
+    changes replies as surely as the strategy's own module does."""
     entry = get(name)
     module = sys.modules.get(entry.build.__module__)
-    out: dict[str, Any] = {"code": "", "prompts": {}}
+    out: dict[str, Any] = {"code": "", "modules": {}, "prompts": {}}
     if module is None:
         return out
-    try:
-        linecache.checkcache(inspect.getsourcefile(module))  # the file as it is now
-        out["code"] = _code_digest(inspect.getsource(module))
-    except (OSError, TypeError, SyntaxError):  # no source (a frozen or compiled module)
-        out["code"] = ""
+    for mod in _code_modules(module.__name__):
+        try:
+            path = importlib.util.find_spec(mod).origin  # type: ignore[union-attr]
+            out["modules"][mod] = _code_digest(Path(str(path)).read_text(encoding="utf-8"))
+        except (OSError, AttributeError, ImportError, ValueError, SyntaxError):
+            out["modules"][mod] = ""  # no source (a frozen or compiled module)
+    if any(out["modules"].values()):
+        out["code"] = _digest(json.dumps(out["modules"], sort_keys=True).encode())
     if entry.prompts and module.__package__:
         folder = Path(str(resources.files(module.__package__).joinpath("prompts")))
         for pattern in entry.prompts:

@@ -158,7 +158,11 @@ def _check_fingerprints(old: Any, prints: dict[str, dict[str, Any]], run_dir: Pa
             continue  # a run made before fingerprints were recorded: nothing to hold it to
         changed = []
         if before.get("code") != now.get("code"):
-            changed.append("its code")
+            was, is_now = before.get("modules") or {}, now.get("modules") or {}
+            edited = [m.rpartition(".")[2] + ".py" for m in sorted(set(was) | set(is_now))
+                      if was.get(m) != is_now.get(m)]
+            changed.append("its code" + (f" ({', '.join(edited[:3])})"
+                                         if was and edited else ""))
         files = sorted(set(before.get("prompts", {})) | set(now.get("prompts", {})))
         moved = [f for f in files
                  if before.get("prompts", {}).get(f) != now.get("prompts", {}).get(f)]

@@ -26,6 +26,8 @@ from unseen.engine.types import Request
 from unseen.strategies.kit import box_answer, box_format_text, box_truth, image_turn, read_box
 from unseen.strategies.registry import strategy
 
+from .wording import CLOSING
+
 HERE = Path(__file__).parent
 
 
@@ -36,7 +38,7 @@ def build(params):
     def request(state, backend):
         inst = state["instance"]
         text = (HERE / "prompts" / "ask.txt").read_text() + box_format_text(
-            backend.box_format, inst.width, inst.height)
+            backend.box_format, inst.width, inst.height) + CLOSING
         return Request(messages=[image_turn(inst, text)], oracle=box_truth(inst),
                        answer=box_answer(inst.width, inst.height))
 
@@ -60,6 +62,7 @@ def plugin(tmp_path, monkeypatch):
     pkg = tmp_path / "site" / "askonce"
     (pkg / "prompts").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
+    (pkg / "wording.py").write_text('CLOSING = ""\n')
     (pkg / "strategy.py").write_text(textwrap.dedent(PLUGIN))
     (pkg / "prompts" / "ask.txt").write_text("Where is the hidden object? ")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
@@ -99,14 +102,34 @@ def test_a_changed_strategy_is_refused_from_the_command_line(plugin, sample_data
             "--out", str(out)]
     assert run_main(argv)[0] == 0
     source = (plugin / "strategy.py").read_text()
-    (plugin / "strategy.py").write_text(source.replace("inst.width, inst.height)\n"
-                                                       "        return Request",
-                                                       "inst.width, inst.height) + ' '\n"
-                                                       "        return Request"))
+    edited = source.replace("+ CLOSING\n", "+ CLOSING + ' '\n")
+    assert edited != source
+    (plugin / "strategy.py").write_text(edited)
     code, stdout, err = run_main(argv)
     assert code == 2 and "Traceback" not in err
     (line,) = err.strip().splitlines()
     assert "its code" in line and "new run directory" in line
+
+
+def test_a_changed_shared_module_is_refused_naming_it(plugin, sample_data, tmp_path):
+    """A helper module the strategy imports (here ``wording.py``; for the built-ins
+    ``kit.py`` and ``prompts.py``, which write the box-format sentence) is its code too."""
+    out = tmp_path / "run"
+    unseen.run(sample_data, ["ask-once-test"], ["sim"], out=out, limit=1, progress=False)
+    (entry,) = json.loads((out / "run.json").read_text())["strategies"]
+    assert set(entry["fingerprint"]["modules"]) == {"askonce.strategy", "askonce.wording"}
+    (plugin / "wording.py").write_text('CLOSING = " Answer briefly."\n')
+    with pytest.raises(RunError, match=r"changed since .* \(its code \(wording\.py\)\)"):
+        unseen.run(sample_data, ["ask-once-test"], ["sim"], out=out, limit=1, progress=False)
+
+
+def test_a_built_in_strategy_s_code_holds_the_helpers_that_write_its_prompts():
+    for name in ("direct", "cot", "cot-sr", "spoe", "spoe-grid", "spoe-search"):
+        modules = set(fingerprint(name)["modules"])
+        assert {"unseen.strategies.kit", "unseen.strategies.prompts"} <= modules, name
+        assert not any(m.startswith("unseen.engine") for m in modules), name
+    director = set(fingerprint("director")["modules"])
+    assert {"unseen.evals.director.prompts", "unseen.evals.director.parse"} <= director
 
 
 def test_the_code_digest_ignores_comments_docstrings_and_layout():
