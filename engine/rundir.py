@@ -271,3 +271,29 @@ def serving_text(desc: dict[str, Any] | None) -> str:
     for k, v in (desc.get("box_settings") or {}).items():
         items.setdefault(k, v)
     return ", ".join(f"{k}={v}" for k, v in items.items())
+
+
+def serving_lines(serving: dict[str, str], dropped: dict[str, list[str]]) -> list[str]:
+    """The legend lines that say how each model was asked: ``images: MODEL SETTINGS; ...``
+    and ``rejected by the provider and dropped: MODEL PARAMS; ...`` (one wording in every
+    table, report, curve and page)."""
+    lines = []
+    if serving:
+        lines.append("images: " + "; ".join(f"{m} {s}" for m, s in serving.items()))
+    if dropped:
+        lines.append("rejected by the provider and dropped: " + "; ".join(
+            f"{m} {', '.join(ps)}" for m, ps in dropped.items()))
+    return lines
+
+
+def run_serving_lines(config: Any) -> list[str]:
+    """:func:`serving_lines` of a run from its run.json backends (model names as recorded)."""
+    serving: dict[str, str] = {}
+    dropped: dict[str, list[str]] = {}
+    for desc in getattr(config, "backends", None) or []:
+        model = str(desc.get("model") or desc.get("spec") or "?")
+        if text := serving_text(desc):
+            serving.setdefault(model, text)
+        if desc.get("dropped_params"):
+            dropped.setdefault(model, [str(p) for p in desc["dropped_params"]])
+    return serving_lines(serving, dropped)

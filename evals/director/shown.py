@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import cast
 
+from ...engine.rundir import serving_lines
 from .analyze import (
     MARGIN_GROUP,
     MEASURE_DESCRIPTIONS,
@@ -105,11 +106,7 @@ def heading(analysis: Analysis) -> list[str]:
     first += (f"; {analysis.length_stops} stopped at a length limit" if analysis.length_stops
               else "; none stopped at a length limit")
     lines = [first]
-    if analysis.serving:
-        lines.append("images: " + "; ".join(f"{m} {s}" for m, s in analysis.serving.items()))
-    if analysis.dropped:
-        lines.append("rejected by the provider and dropped: " + "; ".join(
-            f"{m} {', '.join(ps)}" for m, ps in analysis.dropped.items()))
+    lines += serving_lines(analysis.serving, analysis.dropped)
     if analysis.simulated:
         lines.append(SIMULATED.format(models=", ".join(analysis.simulated)))
     sizes = analysis.family_sizes()

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ...engine.rundir import who
+from ...engine.rundir import serving_lines, who
 from .. import costs
 
 METRIC_COLUMNS = ("cacc75", "cacc50", "miou", "dist")
@@ -125,13 +125,7 @@ def serving_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
             seen.setdefault(r["model"], r["serving"])
         if r.get("dropped"):
             dropped.setdefault(r["model"], r["dropped"])
-    notes = []
-    if seen:
-        notes.append("images: " + "; ".join(f"{m} {s}" for m, s in seen.items()))
-    if dropped:
-        notes.append("rejected by the provider and dropped: " + "; ".join(
-            f"{m} {', '.join(ps)}" for m, ps in dropped.items()))
-    return notes
+    return serving_lines(seen, dropped)
 
 
 def _pool_note(rows: Sequence[dict[str, Any]]) -> str:

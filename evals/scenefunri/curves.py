@@ -14,7 +14,8 @@ mean over instances of each instance's mean over samples), by one rule:
   the full image's Dist, CAcc and IoU 0; ``skip``: no Dist), and ``alive`` 0.
 
 So the curve at the last t is the table's row for a strategy whose prediction is its last
-region (``spoe``; not ``finish=direct``). A (model, strategy) whose every trajectory failed
+region (``spoe``); one that answers with another box (``finish=direct``: a box asked
+inside the last region) gets a note saying the two measure different things. A (model, strategy) whose every trajectory failed
 before its first region is left out, with a note.
 
 The ceiling is each family's own: the regions of a perfect chooser under the strategy's own
@@ -35,7 +36,7 @@ from pydantic import ValidationError
 
 from ...engine.box import Box
 from ...engine.records import TrajectoryRecord
-from ...engine.rundir import RunDir
+from ...engine.rundir import RunDir, run_serving_lines
 from ...engine.types import Instance
 from ...strategies import StrategyError, get
 from .bootstrap import instance_means
@@ -144,6 +145,8 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
     simulated: dict[tuple[str, str], bool] = {}
     total: dict[tuple[str, str], int] = defaultdict(int)
     failed: dict[tuple[str, str], int] = defaultdict(int)
+    # answered with a box other than the last region (a finishing step: finish=direct)
+    answers_apart: dict[tuple[str, str], int] = defaultdict(int)
     # trajectories with steps, none named as the declaration says: a naming slip, not failure
     unnamed: dict[tuple[str, str], int] = defaultdict(int)
     node_of: dict[tuple[str, str], str] = {}
@@ -154,6 +157,9 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
     for run in open_runs(run_dirs):
         run_dir = str(run.path)
         instances[run_dir] = _instances(run)
+        for line in run_serving_lines(run.config):  # how the models were asked
+            if line not in notes:
+                notes.append(line)
         rule = unanswered_rule(run)
         for rec in run_records(run):
             found = iterates_of(rec, notes)
@@ -166,6 +172,9 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
                                         Box.full(inst.width, inst.height).to_list())
             total[key] += 1
             failed[key] += len(regions) > 1 and regions[1] is None
+            last = next((r for r in reversed(regions) if r is not None), None)
+            answers_apart[key] += bool(rec["status"] == "answered" and rec["prediction"]
+                                       and last is not None and rec["prediction"] != last)
             steps = rec["steps"]
             unnamed[key] += bool(steps) and all(st.get("name") != iterates.node for st in steps)
             node_of[key] = iterates.node
@@ -188,6 +197,11 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
             notes.append(f"{model} · {strategy}: every trajectory ({failed[key]}) failed "
                          "before its first region; left out")
             continue
+        if answers_apart[key]:
+            notes.append(f"{model} · {strategy}: {answers_apart[key]} of {total[key]} "
+                         "trajectories answer with a box other than their last region (a "
+                         "finishing step); the curve draws the regions, the table scores the "
+                         "answers, so its last iteration is not the table's row")
         rows += _mean_rows(per_t, model=model, strategy=strategy, simulated=simulated[key],
                            **({"human": True} if key in humans else {}))
     if ceiling:

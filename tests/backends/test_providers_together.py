@@ -36,7 +36,7 @@ def rejects(status_error: Error, param_key: str):
 
 
 def test_gpt_and_grok_in_one_study_each_call_to_its_own_server(tmp_path, director_scenes,
-                                                               capsys):
+                                                               capsys, run_main, monkeypatch):
     with FakeProvider(Reply(ANSWER)) as openai_srv, \
             FakeProvider(rejects(XAI_NO_EFFORT, "reasoning_effort")) as xai_srv:
         backends = [f"openai:gpt-5.6-luna@{openai_srv.openai_base_url}",
@@ -59,6 +59,16 @@ def test_gpt_and_grok_in_one_study_each_call_to_its_own_server(tmp_path, directo
     err = capsys.readouterr().err
     assert err.count("rejects reasoning_effort for grok-4.6") == 1
     assert XAI_KEY not in err and XAI_KEY not in (run_dir / "run.json").read_text()
+    # the analysis and its HTML export say how each model was asked and what was dropped
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, err = run_main(["director", "analyze", str(run_dir)])
+    assert code == 0, err
+    dropped = "rejected by the provider and dropped: grok-4.6 reasoning_effort"
+    assert dropped in out and "images: gpt-5.6-luna detail=high" in out
+    code, _, err = run_main(["export", str(run_dir), "--html", str(tmp_path / "report")])
+    assert code == 0, err
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert dropped in page and "images: gpt-5.6-luna detail=high" in page
 
 
 def test_one_base_url_list_for_several_models_is_refused(tmp_path, sample_data):
@@ -112,7 +122,20 @@ def test_a_rejected_parameter_is_dropped_once_and_recorded(fp, sample_data, tmp_
     name = "logprobs" if key == "logprobs" else key
     assert desc["dropped_params"] == [name]
     assert err.count(f"rejects {name} for acme-7b") == 1
-    assert f"rejected by the provider and dropped: acme-7b {name}" in out
+    line = f"rejected by the provider and dropped: acme-7b {name}"
+    assert line in out
+    # every other reading of the run says so too: the HTML export's table notes, the
+    # curve's notes (an iterating strategy) and the viewer's run page
+    code, _, err = run_main(["export", str(tmp_path / "r"), "--html", str(tmp_path / "h")])
+    assert code == 0, err
+    assert line in (tmp_path / "h" / "index.html").read_text()
+    if strategy.startswith("spoe"):
+        code, out, err = run_main(["curve", str(tmp_path / "r")])
+        assert code == 0 and f"note: {line}" in err, err
+    from unseen.viewer.index import Catalog
+
+    (summary,) = Catalog([tmp_path / "r"]).listing()
+    assert line in summary["serving"]
 
 
 def test_a_400_for_anything_else_is_no_drop(fp, sample_data, tmp_path):

@@ -16,7 +16,7 @@ from typing import Any, cast
 from ..engine.errors import UnseenError
 from ..engine.journal import JOURNAL
 from ..engine.lock import running
-from ..engine.rundir import RunDir, kind_of, who
+from ..engine.rundir import RunDir, kind_of, run_serving_lines, who
 from ..engine.sanitize import shown_now
 from ..views.protocol import TuiRow
 from ..views.registry import views_for
@@ -127,6 +127,7 @@ class RunView:
             "started": safe(cfg.created_at) if cfg else "", "simulated": simulated,
             "running": self.running, "version": self.version,
             "outcomes": dict(Counter(r.outcome for r in rows)), "error": safe(self.error),
+            "serving": [safe(line) for line in run_serving_lines(cfg)],
         }
 
     def table(self) -> dict[str, Any]:

@@ -287,3 +287,19 @@ def test_the_curve_at_T_is_the_table_for_a_confidence_stop(sample_data, tmp_path
     last = max(curves([run_dir]), key=lambda r: r["t"])
     for metric, column in (("dist", "dist"), ("cacc50", "cacc50"), ("iou", "miou")):
         assert last[metric] == pytest.approx(table[column]), metric
+
+
+def test_a_finishing_box_is_named_where_the_curve_and_table_part(sample_data, tmp_path):
+    """spoe:finish=direct answers with a box asked inside its last region: the curve draws
+    the regions and the table scores the boxes, so a note says the two differ; plain spoe
+    answers with its last region and gets no such note."""
+    run_dir = tmp_path / "finish"
+    unseen.run(sample_data, ["spoe:T=2,finish=direct", "spoe:T=2"], ["sim"], out=run_dir,
+               cache=False, progress=False, limit=12)
+    notes: list[str] = []
+    curves([run_dir], notes=notes)
+    (note,) = [n for n in notes if "other than their last region" in n]
+    assert "spoe:T=2,finish=direct" in note and "not the table's row" in note
+    apart = sum(r["status"] == "answered" and r["prediction"] != r["steps"][-2]["region"]
+                for r in _records(run_dir) if r["strategy"] == "spoe:T=2,finish=direct")
+    assert f"{apart} of 12 trajectories" in note

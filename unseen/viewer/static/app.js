@@ -187,6 +187,7 @@ function drawTable() {
        el("a", { href: "report/" + s.number + "/", target: "_blank", rel: "noopener" },
           "report (tables, curves, plots)"), " · ",
        el("button", { id: "show-figures", onclick: showFigures }, "show curves and plots")),
+    ...(s.serving || []).map(line => el("p", { class: "note serving" }, line)),
     el("div", { id: "figures" }),
     el("p", { class: "err", id: "run-error" }, s.error),
     el("p", { class: "pills", id: "outcomes" },

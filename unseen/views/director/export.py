@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.records import TrajectoryRecord
-from ...engine.rundir import RunDir, RunDirError
+from ...engine.rundir import RunDir, RunDirError, serving_lines
 from ...evals.director.analyze import (
     MARGIN_GROUP,
     N_BOOT,
@@ -158,8 +158,9 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions, result: Ex
             "Reasoning traces", "<p class=note>Coded by `unseen director code` against the "
             "codebook of Appendix E.</p>" + render_codes(summarize_codes(run.path), "html"),
             "traces"))
+    lines = serving_lines(analysis.serving, analysis.dropped) + legend(analysis)
     sections.append(Section("Legend", "\n".join(f"<p class=note>{e(line)}</p>"
-                                                for line in legend(analysis)), "legend"))
+                                                for line in lines), "legend"))
     rest = [p for name, p in plots.items() if name not in used]
     if rest:
         sections.append(Section("Other figures", "\n".join(figure(p.name, p.stem, p.stem)

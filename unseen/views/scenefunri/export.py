@@ -19,7 +19,7 @@ from typing import Any
 from ...engine.journal import checked
 from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
-from ...evals.scenefunri.cells import _costed, _usd, cost_note
+from ...evals.scenefunri.cells import _costed, _usd, cost_note, serving_notes
 from ...evals.scenefunri.report import (
     METRIC_COLUMNS,
     _fmt,
@@ -95,6 +95,7 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
         notes.append("(rule): a fixed reference rule (baseline:...), no model.")
     if _costed(rows):
         notes.append(cost_note(rows) + ".")
+    notes += [line + "." for line in serving_notes(rows)]
     return f'<p class=note>{e(" ".join(notes))}</p>'
 
 
