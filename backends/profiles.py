@@ -173,6 +173,8 @@ def describe(profile: Profile | None) -> dict[str, Any]:
     if profile is None:
         return {"profile": None}
     out: dict[str, Any] = {"profile": profile.name}
+    if profile.box_format is None and profile.note:
+        out["profile_note"] = profile.note  # why it asks no box (the refusal quotes it)
     if profile.origin != "built-in":
         out["profile_file"] = profile.origin
     return out

@@ -348,10 +348,13 @@ def unknown_convention(name: str) -> str:
     return f"unknown box convention {name!r}; choose one of {', '.join(CONVENTIONS)}"
 
 
-def no_convention(model: str) -> str:
+def no_convention(model: str, profile: str | None = None, note: str = "") -> str:
     """The one line that refuses a box strategy for a model whose box convention no model
-    profile gives (``backends/profiles.toml``)."""
-    return (f"no model profile knows {model!r}, so the box convention to ask it for is "
-            f"unknown: give it with --box-format ({', '.join(CONVENTIONS)}) or box_format=... "
+    profile gives (``backends/profiles.toml``): none knows the model, or the one that
+    knows it (``profile``, with its ``note``) gives no box convention."""
+    why = (f"model profile {profile!r} knows {model!r} but gives no box convention"
+           + (f" ({note})" if note else "") if profile else
+           f"no model profile knows {model!r}, so the box convention to ask it for is unknown")
+    return (f"{why}: give it with --box-format ({', '.join(CONVENTIONS)}) or box_format=... "
             "in the backend spec, or add the model to a profile file (--profiles FILE, TOML "
             "[[profile]] with pattern and box_format; see README, 'Model profiles')")

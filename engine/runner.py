@@ -66,7 +66,9 @@ def check_pairing(strategies: list[StrategySpec], backends: list[Backend], bench
     boxes = [s for s in strategies if "box" in s.asks]
     for b in backends:
         if boxes and b.box_format is None:  # conventions are never guessed
-            raise PairingError(no_convention(b.model))
+            desc = b.describe()
+            raise PairingError(no_convention(b.model, desc.get("profile"),
+                                             desc.get("profile_note") or ""))
         for s in strategies:
             missing = sorted(s.needs - capabilities(b))
             if missing:

@@ -96,6 +96,30 @@ def test_a_model_no_profile_knows_is_refused_before_any_call(fp, sample_data, tm
     assert desc["box_format"] == "norm1000" and desc["profile"] is None
 
 
+@pytest.mark.parametrize("model, says", [
+    ("muse-glimmer-30b", "model profile 'muse-glimmer' knows 'muse-glimmer-30b' but gives no "
+                         "box convention (no box convention known"),
+    ("SenseNova-SI-8B", "gives no box convention (its box convention is its base's, and this "
+                        "name names none: give the checkpoint's full name"),
+])
+def test_a_profile_without_a_box_convention_is_named_in_the_refusal(fp, sample_data, tmp_path,
+                                                                    run_main, monkeypatch,
+                                                                    model, says):
+    """A profile that knows the model but gives no convention (Muse Glimmer: no public
+    grounding format; a SenseNova-SI name without its base) says so, not 'no profile'."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code, _, err = run_main(["run", "--data", str(sample_data), "-s", "direct", "-b",
+                             f"openai:{model}", "--base-url", fp.openai_base_url, "--limit", "1",
+                             "--no-cache", "--out", str(tmp_path / "r")])
+    assert code == 2 and fp.requests == []
+    (line,) = err.strip().splitlines()
+    assert says in line and "--box-format" in line and "no model profile knows" not in line
+    # the checkpoint's full name finds its base's convention
+    from unseen.backends.profiles import profile_for
+
+    assert profile_for("sensenova/SenseNova-SI-1.1-InternVL3-8B").box_format == "norm1000"
+
+
 def test_a_user_profile_file_adds_a_model(fp, sample_data, tmp_path, run_main, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     profiles = tmp_path / "mine.toml"
