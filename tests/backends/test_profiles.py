@@ -64,9 +64,18 @@ def test_a_gpt_6_model_gets_no_temperature_from_any_scenefunri_strategy(fp, samp
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     fp.default = Reply('{"box": [100, 200, 300, 400]}')
-    unseen.run(sample_data, ["direct", "cot"], ["openai:gpt-6-sol"], out=tmp_path / "r",
+    strategies = ["direct", "direct:prompt=hidden", "direct:prompt=common",
+                  "direct:prompt=both", "cot", "cot-sr"]
+    unseen.run(sample_data, strategies, ["openai:gpt-6-sol"], out=tmp_path / "r",
                base_url=fp.openai_base_url, limit=1, cache=False, progress=False)
-    assert len(fp.requests) == 2
+    fp.default = Reply('{"choice": "A"}')  # the region family asks for choices
+    unseen.run(sample_data, ["spoe:T=2", "spoe:T=1,votes=3", "spoe-grid:T=1"],
+               ["openai:gpt-6-sol"], out=tmp_path / "s", base_url=fp.openai_base_url, limit=1,
+               cache=False, progress=False)
+    done = read_journal(tmp_path / "r") + read_journal(tmp_path / "s")
+    assert {r["strategy"] for r in done if r["status"] == "answered"} >= {
+        *strategies, "spoe:T=2", "spoe:T=1,votes=3"}
+    assert len(fp.requests) >= 7 + 3  # cot-sr asks twice; spoe's step of one region
     for rec in fp.requests:
         assert "temperature" not in rec.body and "seed" not in rec.body
 
