@@ -262,27 +262,42 @@ async def test_the_curves_and_the_report(browser, run_dir, tmp_path):
 
 async def test_a_running_runs_new_trajectories_appear_on_an_instance(browser, sample_data,
                                                                      tmp_path):
-    out = tmp_path / "live2"
-    # strategy after strategy: each instance gets its cot trajectory after every direct one
-    task = slow_sim_run(sample_data, out, ["direct", "cot"], limit=3)
+    """The run's writer is this test: it holds the run directory's lock (as a running run
+    does) and appends the instance's second trajectory only once the page shows the first,
+    so what the page must do never depends on how fast a run or the machine is."""
+    from unseen.engine.lock import hold
+
+    done = tmp_path / "done"
+    await run_async(sample_data, ["direct", "cot"], ["sim"], out=done, limit=1, cache=False,
+                    progress=False)
+    first_line, second_line = (done / "trajectories.jsonl").read_text().splitlines()
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "run.json").write_text((done / "run.json").read_text())
+    journal = live / "trajectories.jsonl"
+    journal.write_text(first_line + "\n")
+    (first,) = RunDir(live).heads()
+    writer = hold(live, "test")
+    writer.__enter__()
+    server, url = await _serve([live])
     try:
-        first = (await first_records(out))[0]
-        server, url = await _serve([out])
-        try:
-            async with browser() as ctx:
-                page = await harness.open_page(ctx, f"{url}#/run/0/i/{first.instance_id}")
-                await page.wait_for_selector(".traj", timeout=WAIT)
-                assert await page.locator(".traj").count() == 1
-                assert await page.locator("#live").is_visible()
-                await page.wait_for_function(
-                    "() => document.querySelectorAll('.traj').length === 2", timeout=WAIT)
-                await page.wait_for_function(
-                    "() => document.getElementById('live').classList.contains('hidden')",
-                    timeout=WAIT)
-        finally:
-            await server.stop()
+        async with browser() as ctx:
+            page = await harness.open_page(ctx, f"{url}#/run/0/i/{first.instance_id}")
+            await page.wait_for_selector(".traj", timeout=WAIT)
+            assert await page.locator(".traj").count() == 1
+            assert await page.locator("#live").is_visible()
+            with journal.open("a") as f:
+                f.write(second_line + "\n")
+            await page.wait_for_function(
+                "() => document.querySelectorAll('.traj').length === 2", timeout=WAIT)
+            assert await page.locator("#live").is_visible()  # still held: still running
+            writer.__exit__(None, None, None)  # the run ends: its mark goes, no reload
+            await page.wait_for_function(
+                "() => document.getElementById('live').classList.contains('hidden')",
+                timeout=WAIT)
     finally:
-        await task
+        writer.__exit__(None, None, None)  # a second release does nothing
+        await server.stop()
 
 
 async def test_a_running_director_studys_counts_rise(browser, director_scenes, tmp_path):
