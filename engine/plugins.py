@@ -20,6 +20,7 @@ module of the group makes while the group loads.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping, MutableMapping
 from importlib.metadata import entry_points
 from typing import TypeVar
@@ -45,27 +46,39 @@ class Registry(MutableMapping[str, T]):
         self.kind = kind  # what one item is, for messages: "strategy", "provider", ...
         self._items: dict[str, T] = dict(defaults or {})
         self._loaded = False
-        self._loading = False
+        self._loader: int | None = None  # the thread importing the group, while it does
+        # lookups come from several threads (overlays are drawn off the event loop): one
+        # imports the group while the others wait for it, never see it half loaded
+        self._lock = threading.RLock()
         self._explicit: set[str] = set()  # registered outside a load: the group never overrides
 
+    @property
+    def _loading(self) -> bool:
+        return self._loader == threading.get_ident()
+
     def load(self) -> None:
-        """Import every module the group names (once); their decorators register."""
+        """Import every module the group names (once); their decorators register. Other
+        threads wait until it is done; a lookup that the loading itself makes (a module of
+        the group asking the registry) answers from what has registered so far."""
         if self._loaded:
             return
-        self._loaded = True  # first: a lookup made while the group loads must not recurse
-        self._loading = True
-        try:
-            for ep in entry_points(group=self.group):
-                try:
-                    obj = ep.load()
-                except Exception as exc:  # a broken plug-in names itself, not a traceback
-                    raise PluginError(
-                        f"entry point {ep.name} = {ep.value} of {self.group} cannot be "
-                        f"loaded: {type(exc).__name__}: {exc}") from exc
-                if ep.attr:  # ``module:object``: the object is the plug-in
-                    self[ep.name] = obj
-        finally:
-            self._loading = False
+        with self._lock:
+            if self._loaded or self._loading:
+                return
+            self._loader = threading.get_ident()
+            try:
+                for ep in entry_points(group=self.group):
+                    try:
+                        obj = ep.load()
+                    except Exception as exc:  # a broken plug-in names itself, not a traceback
+                        raise PluginError(
+                            f"entry point {ep.name} = {ep.value} of {self.group} cannot be "
+                            f"loaded: {type(exc).__name__}: {exc}") from exc
+                    if ep.attr:  # ``module:object``: the object is the plug-in
+                        self[ep.name] = obj
+                self._loaded = True
+            finally:
+                self._loader = None
 
     def refresh(self) -> None:
         """Read the group again (a package installed since the first lookup)."""

@@ -154,3 +154,53 @@ def test_a_broken_plug_in_names_itself_in_one_line(tmp_path, monkeypatch):
     msg = str(exc.value)
     assert msg.startswith("entry point broken-mod = broken_mod of unseen.test_broken cannot be "
                           "loaded: ModuleNotFoundError") and "\n" not in msg
+
+
+def test_a_lookup_from_another_thread_waits_for_the_group_to_load(monkeypatch):
+    """Overlays are drawn off the event loop, so the renderer's registry is asked from
+    several threads at once; one saw it marked loaded before anything had registered and a
+    fresh ``spoe`` run failed most trajectories with "no overlay renderer". A lookup while
+    another thread loads the group now waits for it."""
+    import threading
+    import time
+
+    from unseen.engine import plugins
+
+    reg: Registry[str] = Registry("unseen.test-slow", "thing")
+    started = threading.Event()
+
+    class SlowEntry:
+        name, value, attr = "slow", "slow_module:THING", "THING"
+
+        def load(self):
+            started.set()
+            time.sleep(0.3)  # the other thread asks meanwhile
+            return "the thing"
+
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [SlowEntry()])
+    seen: dict[str, bool] = {}
+    first = threading.Thread(target=lambda: seen.setdefault("first", "slow" in reg))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=lambda: seen.setdefault("second", "slow" in reg))
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert seen == {"first": True, "second": True}
+    assert reg["slow"] == "the thing"
+
+
+def test_a_group_that_failed_to_load_fails_again_rather_than_looking_empty(monkeypatch):
+    from unseen.engine import plugins
+
+    class Broken:
+        name, value, attr = "broken", "broken_module", None
+
+        def load(self):
+            raise ImportError("no module named broken_module")
+
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [Broken()])
+    reg: Registry[str] = Registry("unseen.test-broken", "thing")
+    for _ in range(2):
+        with pytest.raises(PluginError, match="broken_module"):
+            "x" in reg  # noqa: B015 - the lookup is what raises
