@@ -363,7 +363,8 @@ def director_power(
             return v
         plain(json.dumps(clean(report), indent=2))
         return
-    out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
+    out.print(render_power(report, title=f"{design.name}: simulated power and coverage "
+                                         f"({reps} studies)", width=out.width))
     from ..evals.director.study import TRACE_MEASURES
 
     traced = sum(c.measure in TRACE_MEASURES for c in design.comparisons)
