@@ -30,7 +30,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "curve": ("unseen curve runs/gpt --metric dist --ceiling --format png --out dist.png",),
     "show": ("unseen show runs/gpt INSTANCE_ID --strategy spoe",),
     "tui": ("unseen tui runs/gpt runs/gemini",),
-    "view": ("unseen view runs/", "unseen view runs/gpt runs/gemini --port 8765"),
+    "view": ("unseen view", "unseen view runs/gpt runs/gemini --port 8765"),
     "export": ("unseen export runs/gpt --html report/",),
     "strategies": ("unseen strategies",),
     "backends": ("unseen backends",),

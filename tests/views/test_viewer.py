@@ -157,6 +157,51 @@ def test_a_path_without_runs_is_one_line(run_main, tmp_path):
     assert code == 2 and "no such run directory" in err
 
 
+def test_without_a_run_dir_a_folder_without_runs_is_one_line(run_main, tmp_path, monkeypatch):
+    """`unseen view` alone was refused ("Missing argument"); where there is nothing to show
+    it says what it looked for."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("UNSEEN_RUNS", raising=False)
+    (tmp_path / "notes").mkdir()
+    code, out, err = run_main(["view"])
+    assert code == 2 and "no RUN_DIR given" in err and "runs/" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def _first_line(argv, cwd, env):
+    """The first line ``unseen view`` prints, run in ``cwd``; the server then stopped."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "unseen.cli", *argv], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return proc.stdout.readline() or proc.stderr.read()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_without_a_run_dir_it_shows_runs_else_the_folder_it_is_in(runs, tmp_path):
+    import os
+    import shutil
+
+    env = {k: v for k, v in os.environ.items() if k != "UNSEEN_RUNS"}
+    env["TMPDIR"] = str(tmp_path)
+    shutil.copytree(runs, tmp_path / "runs")
+    line = _first_line(["view"], tmp_path, env)  # ./runs, where `unseen run` writes
+    assert line.startswith("unseen view: 2 runs at http://127.0.0.1:"), line
+    line = _first_line(["view"], tmp_path / "runs", env)  # no ./runs: this folder's runs
+    assert line.startswith("unseen view: 2 runs at "), line
+    line = _first_line(["view"], tmp_path / "runs" / "a", env)  # a run itself
+    assert line.startswith("unseen view: 1 run at "), line
+    (tmp_path / "elsewhere").mkdir()
+    env["UNSEEN_RUNS"] = str(tmp_path / "runs")  # where `unseen run` writes, then
+    line = _first_line(["view"], tmp_path / "elsewhere", env)
+    assert line.startswith("unseen view: 2 runs at "), line
+
+
 def test_the_command_prints_one_line_with_its_address_and_a_taken_port_is_one_line(
         runs, tmp_path):
     import os
