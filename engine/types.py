@@ -268,3 +268,15 @@ class RunConfig(BaseModel):
     created_at: str
     # the project's git commit of each session that ran into this directory (a checkout)
     git_commits: list[str] = Field(default_factory=list)
+    # what the directory's invocations planned: [backend spec, strategy label] pairs, each
+    # over every instance and sample (SceneFunRI; `unseen run` adds the fixed rules' pairs
+    # with the baseline strategy alone), or the count of a plan that is no such product
+    # (the Director's calls); neither in a run written before they were recorded
+    pairs: list[list[str]] = Field(default_factory=list)
+    planned: int | None = None
+
+    def planned_total(self) -> int | None:
+        """The trajectories the run directory is meant to hold (None: not recorded)."""
+        if self.planned is not None:
+            return self.planned
+        return self.instances * self.samples * len(self.pairs) if self.pairs else None

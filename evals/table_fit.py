@@ -65,6 +65,25 @@ def fold(label: str, width: int) -> list[str]:
     return lines or [""]
 
 
+def least_width(cell: str) -> int:
+    """The narrowest column ``cell`` folds into without breaking a word: its pieces (see
+    :func:`pieces`) broken after their hyphens, never inside a word."""
+    return max((len(w) for p in pieces(cell) if p.strip() for w in re.split(r"(?<=-)", p)),
+               default=0)
+
+
+def share(full: Sequence[int], least: Sequence[int], room: int) -> list[int]:
+    """Column widths in ``room``: each column's ``full`` width, the widest narrowed first, one
+    character at a time, none below its ``least`` (the sum may stay above ``room``)."""
+    widths = list(full)
+    while sum(widths) > room:
+        wide = [i for i in range(len(widths)) if widths[i] > least[i]]
+        if not wide:
+            break
+        widths[max(wide, key=lambda i: widths[i])] -= 1
+    return widths
+
+
 @dataclass(frozen=True)
 class Label:
     """A cell of a table's label column: ``text`` after ``indent`` spaces, its further lines

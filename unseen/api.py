@@ -42,7 +42,7 @@ from .engine.runner import Runner, RunResult, check_pairing
 from .engine.shards import auto_processes
 from .engine.subset import apply as apply_subset
 from .engine.subset import check_resume as check_subset
-from .engine.types import Trajectory
+from .engine.types import RunConfig, Trajectory
 
 if TYPE_CHECKING:
     from .dryrun import DryRunEstimate
@@ -104,6 +104,19 @@ def _record_backend_state(run: RunDir, clients: list) -> None:
         if spec in dropped:
             desc["dropped_params"] = sorted({*desc.get("dropped_params", []), *dropped[spec]})
     run.write_config(config)
+
+
+def _record_plan(plan: Any, clients: list, old: RunConfig | None) -> None:
+    """What the run directory is meant to hold, into ``run.json``: the (backend, strategy)
+    pairs of a plan in the default order, added to those of earlier invocations (none
+    recorded before: unknown), or the count of a plan that orders its own calls."""
+    if plan.order is not None:
+        plan.config.planned = plan.total
+        return
+    new = [[c.spec, s.label] for c in clients for s in plan.strategies]
+    earlier = old.pairs if old is not None else []
+    plan.config.pairs = earlier + [p for p in new if p not in earlier] \
+        if earlier or old is None else []
 
 
 def _check_specs(specs: list[str]) -> None:
@@ -333,14 +346,16 @@ async def run_async(
             plan = bench.plan(request, specs, clients, run_dir)
             apply_subset(plan, subset)
             prints = _record_fingerprints(plan)
+            _record_plan(plan, clients, run.config)
             if run.config is not None:
                 _check_fingerprints(run.config, prints, run_dir)
                 _check_served(run.config, plan.config, run_dir)
                 check_subset(run.config, plan.config, run_dir)
-                commits = run.config.git_commits
+                commits, pairs = run.config.git_commits, plan.config.pairs
                 plan.config = bench.resume(run.config, plan.config, run_dir)
                 plan.config.git_commits = list(dict.fromkeys([*commits,
                                                               *plan.config.git_commits]))
+                plan.config.pairs = pairs
             for name, text in plan.files.items():
                 run.write_file(name, text)
             if auto and not max_cost and not batch and not any(

@@ -30,7 +30,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "curve": ("unseen curve runs/gpt --metric dist --ceiling --format png --out dist.png",),
     "show": ("unseen show runs/gpt INSTANCE_ID --strategy spoe",),
     "tui": ("unseen tui runs/gpt runs/gemini",),
-    "view": ("unseen view runs/", "unseen view runs/gpt runs/gemini --port 8765"),
+    "view": ("unseen view", "unseen view runs/gpt runs/gemini --port 8765"),
     "export": ("unseen export runs/gpt --html report/",),
     "strategies": ("unseen strategies",),
     "backends": ("unseen backends",),
@@ -118,6 +118,10 @@ def _plain_arguments() -> None:
     plain_usage.plain = True  # type: ignore[attr-defined]
     TyperArgument._usage_display_name = plain_usage  # type: ignore[method-assign]
     TyperArgument.display_type_rich = no_type  # type: ignore[method-assign]
+    # "INTEGER [x>=1]", "NUMBER [x>=0.0]": the bound widened the metavar column by up to 9
+    # of 80 columns, narrowing every option's help; a value out of range is refused with it
+    for cls in (TyperArgument, TyperOption):
+        cls._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
 
 
 def readable_metavars(callback: Any) -> None:
@@ -135,8 +139,9 @@ def readable_metavars(callback: Any) -> None:
                      if isinstance(m, (OptionInfo, ArgumentInfo))), None)
         if info is None:
             continue
-        if info.help and not getattr(callback, "_helps_escaped", False):
+        if info.help and not getattr(info, "escaped", False):
             info.help = escape(info.help)  # "TOML [[profile]]" is text, not rich markup
+            info.escaped = True  # type: ignore[union-attr]  # one info serves two commands
         if info.metavar is not None:
             continue
         if isinstance(info, ArgumentInfo):
@@ -148,7 +153,6 @@ def readable_metavars(callback: Any) -> None:
                     "TEXT")
         if word:
             info.metavar = word
-    callback._helps_escaped = True
 
 
 def reflow_help(app: Any, path: str = "") -> None:

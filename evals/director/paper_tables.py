@@ -312,21 +312,16 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
     parts: list[Any] = [Text(head[0], style="bold"),
                         *(Text(h, style="bold magenta") for h in head[1:])]
     for x in lays:
-        # columns that do not fit ``width`` beside the first go on in a continued table;
-        # a cell (a number, an interval, a condition) never folds, the first column's labels
-        # fold only between their pieces (``table_fit``)
-        need = _needs(x, whole=True)
-        split = False  # a margin verdict on its own line, where that saves a part
-        if width and len(_chunks(need, width)) > 1:
-            narrow = _needs(x, whole=False)
-            if len(_chunks(narrow, width)) < len(_chunks(need, width)):
-                need, split = narrow, True
+        # columns that do not fit ``width`` beside the first go on in a continued table; a
+        # cell breaks only between its estimate, interval and verdict (an interval never),
+        # the first column's labels only between their pieces (``table_fit``)
+        need, level, chunks = plan(x, width)
         # the number, caption and notes as paragraphs of the console's width, not the table's
         parts += [Text(""), Text(f"{x.number}. {x.caption}", style="bold")]
         if not x.rows:
             parts.append(Text(empty, style="dim"))
             continue
-        for k, cols in enumerate(_chunks(need, width or 10**6)):
+        for k, cols in enumerate(chunks):
             t = Table(box=box.SIMPLE_HEAD,
                       title=f"{x.number} (continued)" if k else None, title_justify="left")
             for i in cols:  # a heading folds at its spaces to its column's width
@@ -335,34 +330,58 @@ def render(a: Analysis, lays: list[Layout], fmt: str = "table", width: int | Non
                              no_wrap=i != 0, min_width=need[i])
             for r in x.rows:
                 first = "\n".join(fold(r[0], max(need[0], 1)))
-                t.add_row(*(Text(first if i == 0 else
-                                 "\n".join(_verdict_apart(r[i])) if split else r[i])
+                t.add_row(*(Text(first if i == 0 else "\n".join(_apart(r[i], level)))
                             for i in cols))
             parts.append(t)
         parts += [Text(n, style="dim") for n in x.notes]
     return Group(*parts)
 
 
+def plan(x: Layout, width: int | None) -> tuple[list[int], int, list[list[int]]]:
+    """How ``x`` is drawn ``width`` wide: each column's width, the fold level of its cells
+    (:func:`_apart`: broken further only where that saves a part) and the columns of each
+    part (:func:`_chunks`)."""
+    need, level = _needs(x, 0), 0
+    if not width:
+        return need, level, _chunks(need, 10**6)
+    for deeper in (1, 2):
+        if len(_chunks(need, width)) > 1:
+            narrow = _needs(x, deeper)
+            if len(_chunks(narrow, width)) < len(_chunks(need, width)):
+                need, level = narrow, deeper
+    if level == 2:  # the labels as wide as the widest part leaves room for
+        rest = max(sum(need[i] + 3 for i in c[1:]) for c in _chunks(need, width))
+        need[0] = max(need[0], min(_needs(x, 1)[0], width - rest - 3))
+    return need, level, _chunks(need, width)
+
+
 _VERDICTS = (" not within", " within")
 
 
-def _verdict_apart(cell: str) -> list[str]:
-    """``+16.7 [-68.7, 100.0]‡ not within`` → the interval, then the margin verdict: the one
-    place a cell may break (an interval never does)."""
+def _apart(cell: str, level: int) -> list[str]:
+    """A cell's lines at a fold ``level``: 0 whole; 1 the margin verdict on its own line
+    (``+16.7 [-68.7, 100.0]‡`` / ``not within``); 2 the estimate above its interval too
+    (``+16.7`` / ``[-68.7, 100.0]‡``). An interval never breaks."""
+    if level == 0:
+        return [cell]
     tail = next((t for t in _VERDICTS if cell.endswith(t)), None)
-    return [cell[: -len(tail)], tail.strip()] if tail else [cell]
+    lines = [cell[: -len(tail)], tail.strip()] if tail else [cell]
+    if level >= 2 and " [" in lines[0]:
+        estimate, interval = lines[0].split(" [", 1)
+        lines[:1] = [estimate, "[" + interval]
+    return lines
 
 
-def _needs(x: Layout, whole: bool) -> list[int]:
-    """Each column's width: its longest cell (``whole``) or longest cell piece, and its
-    heading's longest word; the first column's labels fold between their pieces."""
-    def cell(c: str) -> int:
-        return len(c) if whole else max(len(p) for p in _verdict_apart(c))
-
-    need = [max([cell(r[i]) for r in x.rows] + [len(w) for w in x.columns[i].split()])
+def _needs(x: Layout, level: int) -> list[int]:
+    """Each column's width: its longest cell line at the fold ``level`` (:func:`_apart`) and
+    its heading's longest word; the first column's labels fold between their pieces, at
+    level 2 down to their longest piece."""
+    need = [max([max(len(p) for p in _apart(r[i], level)) for r in x.rows] +
+                [len(w) for w in x.columns[i].split()])
             for i in range(len(x.columns))]
-    need[0] = max(min(max((len(r[0]) for r in x.rows), default=1), 22),
-                  max((longest_piece(r[0]) for r in x.rows), default=1))
+    pieces = max((longest_piece(r[0]) for r in x.rows), default=1)
+    need[0] = pieces if level >= 2 else \
+        max(min(max((len(r[0]) for r in x.rows), default=1), 22), pieces)
     return need
 
 

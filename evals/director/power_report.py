@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..table_fit import fold, least_width, measure, share
 from .power import _NONE, METHODS, PowerResult, Scenes, simulate
 from .respondent import DirectorKnobs
 from .study import Design
@@ -71,38 +72,102 @@ def _pts(x: float | None, signed: bool = False) -> str:
     return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}"
 
 
-def render(report: list[dict[str, Any]], title: str | None = None):
-    """A rich Table of :func:`power_report`'s rows."""
-    from rich import box
+#: a space inside a cell that must not break: ``± 0.0``, ``gee 10``
+_KEEP = "\u00a0"
+#: how each column folds: a label after its pieces and hyphens (``table_fit.fold``), words at
+#: their spaces, a number never
+_KIND = {"#": "number", "comparison": "label", "model": "label", "family": "label",
+         "G×S": "number", "true": "number", "mean est.": "number", "power": "words",
+         "coverage": "words", "width": "number", "methods": "words"}
+#: left out, in this order, where the others would not fit without breaking a word
+_DROP = ("methods", "G×S", "width")
+
+
+def render(report: list[dict[str, Any]], title: str | None = None, width: int | None = None):
+    """A rich Table of :func:`power_report`'s rows, at most ``width`` columns wide: a cell
+    folds at its spaces and after its hyphens, never inside a word, and a coverage keeps its
+    ``± SE`` whole (``100.0`` / ``± 0.0``); the labels narrow first, the numbers last, and
+    where even that is too wide the columns of :data:`_DROP` are left out (the caption says
+    which)."""
     from rich.markup import escape
-    from rich.table import Table
 
     reps = report[0]["reps"] if report else 0
-    # no vertical rules: at 80 columns the headings fit whole instead of "compa…"
-    table = Table(title=title or f"Simulated power and coverage ({reps} studies)",
-                  caption="points; power: the change is declared (interval excludes zero and, "
-                          "in a family, survives BH); coverage: 95% intervals holding the true "
-                          "difference, ± its Monte Carlo SE", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0),
-                  pad_edge=False)
     many = len({r["model"] for r in report}) > 1
-    for col, just in (("#", "right"), ("comparison", "left"), *((("model", "left"),) if many else ()),
-                      ("family", "left"), ("G×S", "right"), ("true", "right"),
-                      ("mean est.", "right"), ("power", "right"), ("coverage", "right"),
-                      ("width", "right"), ("methods", "left")):
-        # a heading never cut: each column at least as wide as its longest word
-        table.add_column(col, justify=just,  # type: ignore[arg-type]
-                         min_width=max(len(w) for w in col.split()), overflow="fold")
-    for r in report:
-        fam = r["family"] or ("margin" if r["margin"] else "–")
-        power = f"{100 * r['power']:.0f}%"
-        if r["margin"]:
-            power += f" (within ±: {100 * r['within_margin']:.0f}%)"
-        cov = ("–" if math.isnan(r["coverage"]) else
-               f"{100 * r['coverage']:.1f} ± {100 * r['coverage_se']:.1f}")
-        methods = ", ".join(f"{m} {n}" for m, n in r["methods"].items())
-        cells = [str(r["index"] + 1), escape(r["comparison"]),
-                 *((escape(r["model"]),) if many else ()), escape(fam),
-                 f"{r['scenes']}×{r['samples']}", _pts(r["true_diff"], True),
-                 _pts(r["mean_diff"], True), power, cov, _pts(r["mean_width"]), methods]
-        table.add_row(*cells)
+    rows = [_cells(r) for r in report]
+    left_out: list[str] = []
+    for drop in (None, *_DROP):
+        left_out += [drop] if drop else []
+        cols = [c for c in _KIND if (many or c != "model") and c not in left_out]
+        # a heading folds at its spaces, never inside a word
+        heads = [max(len(w) for w in c.split()) for c in cols]
+        full = [max([h] + [len(r[c]) for r in rows]) for c, h in zip(cols, heads, strict=True)]
+        least = [max([h] + [_least(c, r[c]) for r in rows]) for c, h in zip(cols, heads, strict=True)]
+        room = (width or 10**6) - (measure(_frame(cols, [1] * len(cols))) - len(cols))
+        if sum(least) <= room:
+            break
+    # the text narrows first; a coverage goes over two lines only where that is not enough
+    soft = [_KIND[c] != "number" and c != "coverage" for c in cols]
+    widths = share(full, [m if x else f for m, f, x in zip(least, full, soft, strict=True)], room)
+    widths = share(widths, least, room)
+    note = f" Left out at {width} columns: {', '.join(left_out)} (--json has them)." \
+        if left_out else ""
+    table = _frame(cols, widths, title or f"Simulated power and coverage ({reps} studies)", note)
+    for r in rows:
+        table.add_row(*(escape(_fold(c, r[c], w)) for c, w in zip(cols, widths, strict=True)))
     return table
+
+
+def _least(col: str, cell: str) -> int:
+    """The narrowest ``col`` may be for ``cell`` without breaking a word."""
+    kind = _KIND[col]
+    return least_width(cell) if kind == "label" else \
+        max(len(a) for a in cell.split(" ")) if kind == "words" else len(cell)
+
+
+def _fold(col: str, cell: str, width: int) -> str:
+    """``cell`` on lines of at most ``width`` (see :data:`_KIND`), its kept spaces spaces."""
+    kind = _KIND[col]
+    if kind == "label":
+        return "\n".join(fold(cell, width))
+    lines: list[str] = []
+    for word in cell.split(" ") if kind == "words" else [cell]:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines).replace(_KEEP, " ")
+
+
+def _frame(cols: Sequence[str], widths: Sequence[int], title: str | None = None,
+           note: str = ""):
+    """The table's columns at ``widths``, headings folded at their spaces, no rows."""
+    import textwrap
+
+    from rich import box
+    from rich.table import Table
+
+    # no vertical rules: at 80 columns the headings fit whole instead of "compa…"
+    table = Table(title=title, caption="points; power: the change is declared (interval "
+                  "excludes zero and, in a family, survives BH); coverage: 95% intervals "
+                  "holding the true difference, ± its Monte Carlo SE." + note,
+                  box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
+    for col, w in zip(cols, widths, strict=True):
+        table.add_column("\n".join(textwrap.wrap(col, w)), width=w, no_wrap=True,
+                         justify="left" if _KIND[col] in ("label",) or col == "methods"
+                         else "right")
+    return table
+
+
+def _cells(r: dict[str, Any]) -> dict[str, str]:
+    """A row's cells by column, :data:`_KEEP` where a space must not break."""
+    power = f"{100 * r['power']:.0f}%"
+    if r["margin"]:
+        power += f" (within ±:{_KEEP}{100 * r['within_margin']:.0f}%)"
+    cov = ("–" if math.isnan(r["coverage"]) else
+           f"{100 * r['coverage']:.1f} ±{_KEEP}{100 * r['coverage_se']:.1f}")
+    return {"#": str(r["index"] + 1), "comparison": r["comparison"], "model": r["model"],
+            "family": r["family"] or ("margin" if r["margin"] else "–"),
+            "G×S": f"{r['scenes']}×{r['samples']}", "true": _pts(r["true_diff"], True),
+            "mean est.": _pts(r["mean_diff"], True), "power": power, "coverage": cov,
+            "width": _pts(r["mean_width"]),
+            "methods": ", ".join(f"{m}{_KEEP}{n}" for m, n in r["methods"].items())}

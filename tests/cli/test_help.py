@@ -80,6 +80,7 @@ def test_help_is_wrapped_paragraphs_with_an_example(path, width, run_main, monke
     code, out, err = run_main([*path, "--help"])
     assert code == 0, err
     assert max(len(line) for line in out.splitlines()) <= width
+    assert len(out.splitlines()) < 90  # `run --help` was 186 lines at 80 columns
     prose = description(out)
     assert not hard_breaks(prose, width), hard_breaks(prose, width)
     text = "\n".join(prose)
@@ -128,3 +129,41 @@ def test_paragraphs_join_source_lines_and_keep_paragraphs():
           indented oddly.
         """
     assert paragraphs(doc) == "First line goes on here.\n\nSecond paragraph, indented oddly."
+
+
+def option_rows(text: str) -> dict[str, int]:
+    """Each option's long name -> the lines its row takes in the help's panels."""
+    rows: dict[str, int] = {}
+    last = None
+    for line in text.splitlines():
+        m = re.match(r"│ (--[\w-]+)", line)
+        if m:
+            last = m.group(1)
+            rows[last] = 1
+        elif last and re.match(r"│\s+\S", line):  # a continuation of the row above
+            rows[last] += 1
+        elif not line.startswith("│"):
+            last = None
+    return rows
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("path", [("run",), ("director", "run")], ids=" ".join)
+def test_run_help_is_short_and_lists_every_option(path, width, run_main, monkeypatch):
+    """``run --help`` was 186 lines at 80 columns (``director run --help`` 129), the options'
+    help folded into a column a third of the width: now one line per option, in panels,
+    every option still listed."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, err = run_main([*path, "--help"])
+    assert code == 0, err
+    assert len(out.splitlines()) < 90, len(out.splitlines())
+    cmd = typer.main.get_command(cli.app)
+    for name in path:
+        cmd = cmd.commands[name]
+    names = {o for p in cmd.params if p.param_type_name == "option" for o in p.opts
+             if o.startswith("--")}
+    rows = option_rows(out)
+    assert set(rows) == names | {"--help"}, names ^ set(rows)
+    assert all(n == 1 for n in rows.values()), {k: n for k, n in rows.items() if n > 1}
+    panels = re.findall(r"^╭─ (.+?) ─", out, re.M)
+    assert len(panels) >= 5 and "Options" in panels, panels

@@ -149,12 +149,98 @@ async def test_a_running_run_is_followed(sample_data, tmp_path):
         await task
 
 
+def test_progress_counts_what_the_run_planned(sample_data, run_main, director_scenes,
+                                              tmp_path):
+    """`unseen run`'s models and, after them, the fixed rules with the baseline alone: the
+    list said "18 of 48" of the finished run (every strategy × every backend); a Director
+    study planned by its batches said "of" the same product."""
+    import json
+
+    from helpers import run_tiny_study, tiny_design
+
+    out = tmp_path / "r"
+    code, _, err = run_main(["run", "--data", str(sample_data), "--limit", "2", "-q",
+                             "--out", str(out)])
+    assert code == 0, err
+    summary = Catalog([out]).listing()[0]
+    assert summary["done"] == 2 * (6 + 3) and summary["planned"] == summary["done"]
+    # a resume with another strategy adds its pairs; one of an older run knows no plan
+    part = tmp_path / "p"
+    for strategies in (["direct"], ["direct", "cot"]):
+        argv = [x for s in strategies for x in ("-s", s)]
+        assert run_main(["run", "--data", str(sample_data), "--limit", "1", "-q", *argv,
+                         "--out", str(part)])[0] == 0
+    assert Catalog([part]).listing()[0]["planned"] == 2
+    config = json.loads((part / "run.json").read_text())
+    (part / "run.json").write_text(json.dumps({k: v for k, v in config.items()
+                                               if k != "pairs"}))
+    assert Catalog([part]).listing()[0]["planned"] is None
+    design = tiny_design(batches={"b1": ["move", "move/novis"]})
+    _, study = run_tiny_study(tmp_path, design, ["sim"], director_scenes)
+    summary = Catalog([study]).listing()[0]
+    assert summary["planned"] == summary["done"] == 4
+
+
+def test_a_strategy_in_many_settings_is_one_entry_of_the_runs_list():
+    from unseen.viewer.index import _grouped
+
+    study = [f"director:batch=b{i // 2},condition=c{i}" for i in range(6)]
+    assert _grouped(["direct", "spoe:T=6", *study]) == ["direct", "spoe:T=6",
+                                                        "director (6 settings)"]
+    assert _grouped(study[:4]) == study[:4]
+
+
 def test_a_path_without_runs_is_one_line(run_main, tmp_path):
     code, out, err = run_main(["view", str(tmp_path)])
     assert code == 2 and "neither a run directory nor a folder holding any" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     code, out, err = run_main(["view", str(tmp_path / "missing")])
     assert code == 2 and "no such run directory" in err
+
+
+def test_without_a_run_dir_a_folder_without_runs_is_one_line(run_main, tmp_path, monkeypatch):
+    """`unseen view` alone was refused ("Missing argument"); where there is nothing to show
+    it says what it looked for."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("UNSEEN_RUNS", raising=False)
+    (tmp_path / "notes").mkdir()
+    code, out, err = run_main(["view"])
+    assert code == 2 and "no RUN_DIR given" in err and "runs/" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def _first_line(argv, cwd, env):
+    """The first line ``unseen view`` prints, run in ``cwd``; the server then stopped."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "unseen.cli", *argv], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return proc.stdout.readline() or proc.stderr.read()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_without_a_run_dir_it_shows_runs_else_the_folder_it_is_in(runs, tmp_path):
+    import os
+    import shutil
+
+    env = {k: v for k, v in os.environ.items() if k != "UNSEEN_RUNS"}
+    env["TMPDIR"] = str(tmp_path)
+    shutil.copytree(runs, tmp_path / "runs")
+    line = _first_line(["view"], tmp_path, env)  # ./runs, where `unseen run` writes
+    assert line.startswith("unseen view: 2 runs at http://127.0.0.1:"), line
+    line = _first_line(["view"], tmp_path / "runs", env)  # no ./runs: this folder's runs
+    assert line.startswith("unseen view: 2 runs at "), line
+    line = _first_line(["view"], tmp_path / "runs" / "a", env)  # a run itself
+    assert line.startswith("unseen view: 1 run at "), line
+    (tmp_path / "elsewhere").mkdir()
+    env["UNSEEN_RUNS"] = str(tmp_path / "runs")  # where `unseen run` writes, then
+    line = _first_line(["view"], tmp_path / "elsewhere", env)
+    assert line.startswith("unseen view: 2 runs at "), line
 
 
 def test_the_command_prints_one_line_with_its_address_and_a_taken_port_is_one_line(

@@ -133,6 +133,36 @@ async def test_open_a_run_sort_filter_and_step_through_an_instance(browser, run_
         await server.stop()
 
 
+async def test_the_runs_list_on_a_phone(browser, sample_data, director_scenes, tmp_path):
+    """A SceneFunRI run and a Director study at 390 px: cards, no sideways scrolling, each
+    finished run's progress complete (not "of" every strategy × every backend)."""
+    from helpers import tiny_design
+
+    from unseen.director import run_study
+    from unseen.evals.director.study import load_design
+
+    runs = tmp_path / "runs"  # under the names `unseen run` gives
+    await run_async(sample_data, ["direct", "spoe"], ["sim", "sim:director-strong"],
+                    out=runs / "20261205-153909-direct+spoe-sim+sim-director-strong",
+                    limit=2, cache=False, progress=False)
+    (tmp_path / "tiny.toml").write_text(tiny_design(batches={"b1": ["move", "move/novis"]}))
+    await asyncio.to_thread(run_study, load_design(tmp_path / "tiny.toml"), ["sim"],
+                            runs / "20261205-160211-director-tiny-sim", scenes=director_scenes,
+                            progress=False)
+    server, url = await _serve([runs])
+    try:
+        async with browser() as ctx:
+            page = await harness.open_page(ctx, url, width=390, height=844)
+            await page.wait_for_selector("#runs tbody tr", timeout=WAIT)
+            await harness.shot(page, "view-runs-390.png", tmp_path)
+            assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+            assert not await page.locator("#runs thead").is_visible()  # cards, not a table
+            progress = await page.locator("#runs td.progress").all_inner_texts()
+            assert progress == ["8 of 8 trajectories", "4 of 4 trajectories"], progress
+    finally:
+        await server.stop()
+
+
 async def test_deep_links_and_a_hostile_reply(browser, run_dir, tmp_path):
     server, url = await _serve([run_dir])
     head = RunDir(run_dir).heads()[0]  # its first step's reply is HTML

@@ -23,10 +23,6 @@ def plain(*parts: object, end: str = "\n") -> None:
     sys.stdout.write(shown(" ".join(str(p) for p in parts)) + end)
 
 FORMATS = ("table", "json", "csv", "md", "latex")
-DRY_RUN_HELP = ("Plan the run without a call to any provider: trajectories, calls, input "
-                "tokens (text and images apart), output tokens and the cost in US dollars "
-                "with and without the batch discount, per backend; calls are counted by "
-                "running the strategies against the simulator. Nothing is written.")
 
 
 class UserError(UnseenError):

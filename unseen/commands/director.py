@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from .. import settings
+from . import call_options as opts
 from .common import (
-    DRY_RUN_HELP,
     UserError,
     close,
     err,
@@ -80,36 +80,37 @@ def director_prompts(
 @director_app.command("run")
 def director_run(
     design_file: Annotated[str, typer.Argument(metavar="DESIGN", help="A study design TOML, or a shipped one: paper, quick.")],
-    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="SPEC, or NAME=SPEC to run SPEC as the design's model NAME; repeatable. A bare sim plays every model no other backend plays, each with its own seed.")] = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
-    scenes: Annotated[Path | None, typer.Option(help="Folder with one scene set per subfolder (main/, rotated/, ...); default RUN_DIR/scenes, rendered when missing.")] = None,
-    samples: Annotated[int | None, typer.Option(min=1, help="Replies per scene and condition instead of the design's (say 1 for a person); recorded in the run's study.json.")] = None,
-    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the provider; 'none' sends none.")] = "medium",
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default: the provider's).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(min=1, help="Output cap (default: none, as in the paper).")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
-    fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
-    batch: Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai, openai-responses, gemini): cheaper, results within 24 h; the run resumes its batches after a kill.")] = False,
-    batch_window: Annotated[float, typer.Option(min=0.0, help="With --batch: seconds without a new call before the waiting calls go as one batch.")] = 2.0,
-    batch_poll: Annotated[float, typer.Option(min=0.1, help="With --batch: seconds between looks at a batch's status.")] = 30.0,
-    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried (no output cap: keep it long).")] = 600.0,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
-    profiles: Annotated[Path | None, typer.Option(help="A model-profile file (TOML [[profile]]: pattern, box_format, sampling, ...) read before the built-in profiles: how a model unseen does not know is added (default: $UNSEEN_PROFILES).")] = None,
-    max_image_side: Annotated[int | None, typer.Option(min=1, help="Resize images so their longer side is at most this many pixels before sending (default: sent as they are); recorded, and box conventions account for it.")] = None,
-    cache_tag: Annotated[str | None, typer.Option(help="Text added to every reply's cache key: what unseen cannot see of the serving (a new checkpoint behind the same model name).")] = None,
+    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="SPEC or NAME=SPEC (model NAME); repeatable.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; the same one again resumes.")] = None,
+    scenes: Annotated[Path | None, typer.Option(help="Scene sets (default: rendered in RUN_DIR).")] = None,
+    samples: Annotated[int | None, typer.Option(min=1, metavar="N", help="Replies per scene and condition.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed (without it: only when every one did).")] = False,
-    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new call starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
-    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help=DRY_RUN_HELP)] = False,
-    fmt: Annotated[str, typer.Option("--format", help="With --dry-run: table or json.")] = "table",
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new call failed.")] = False,
+    reasoning_effort: Annotated[str, typer.Option(rich_help_panel=opts.REQUESTS, help="none: send none.")] = "medium",
+    temperature: Annotated[float | None, typer.Option(rich_help_panel=opts.REQUESTS, help="Default: the provider's.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, metavar="N", rich_help_panel=opts.REQUESTS, help="Output cap (default: none).")] = None,
+    profiles: opts.Profiles = None,
+    base_url: opts.BaseUrl = None,
+    timeout: opts.Timeout = 600.0,
+    max_image_side: opts.MaxImageSide = None,
+    concurrency: opts.Concurrency = settings.DEFAULT_CONCURRENCY,
+    fixed_concurrency: opts.FixedConcurrency = False,
+    batch: opts.Batch = False,
+    batch_window: opts.BatchWindow = 2.0,
+    batch_poll: opts.BatchPoll = 30.0,
+    max_cost: opts.MaxCost = None,
+    prices: opts.Prices = None,
+    dry_run: opts.DryRun = False,
+    fmt: opts.Format = "table",
+    no_cache: opts.NoCache = False,
+    cache_dir: opts.CacheDir = None,
+    cache_tag: opts.CacheTag = None,
 ) -> None:
     """Run a Director study: every batch's calls in one seeded random order per model.
 
     Each condition asks each scene `samples` times; two-turn conditions are one dialogue.
-    Finished calls are journalled; rerun with the same --out to resume.
+    Finished calls are journalled; rerun with the same --out to resume. The options in full:
+    the README's "Director Task studies" and "`unseen run`'s options".
     """
     from ..director import run_study
     from ..engine.runner import RunResult
@@ -175,36 +176,40 @@ def director_analyze(
                         status=err)
 
 
+_TRACES, _CODING = "Which traces", "Coding"  # `director code --help`'s panels
+
+
 @director_app.command("code")
 def director_code(
     run_dir: Annotated[Path, typer.Argument(help="A run directory of `unseen director run`.")],
-    coder: Annotated[str, typer.Option("--coder", "-c", help="Backend spec of the coder (the paper: gpt-6-astra at maximum reasoning effort), e.g. openai:gpt-6-astra; sim reads the simulator's own traces.")] = "sim",
-    second_pass: Annotated[bool, typer.Option("--second-pass", help="Code the hidden-block choices again from the trace and the chosen block only, without the visibility report (Appendix E).")] = False,
-    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="Only this design model; repeatable.")] = None,
-    condition: Annotated[list[str] | None, typer.Option("--condition", help="Only this condition; repeatable.")] = None,
-    batch: Annotated[list[str] | None, typer.Option("--batch", help="Only this design batch; repeatable.")] = None,
-    scene_set: Annotated[list[str] | None, typer.Option("--set", help="Only this scene set; repeatable.")] = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Traces per coder request.")] = 20,
-    tests: Annotated[int, typer.Option(min=0, help="Test traces written to a known code, mixed in unmarked (the paper: 30).")] = 30,
-    repeats: Annotated[int, typer.Option(min=0, help="Real items coded a second time under new ids within the main pass (the paper: 30); the second pass takes none.")] = 30,
-    seed: Annotated[int, typer.Option(help="Seed of the neutral ids, the order, the test traces and the repeats.")] = 0,
-    retry_uncoded: Annotated[bool, typer.Option("--retry-uncoded", help="Once every batch has run, ask again, in new batches, the items the coder left uncoded (a quote not in the trace, an item left out).")] = False,
-    reasoning_effort: Annotated[str, typer.Option(help="Reasoning effort sent to the coder (the paper: the maximum, OpenAI's 'max'; 'high' for vLLM or Gemini); 'none' sends none.")] = "max",
-    no_schema: Annotated[bool, typer.Option("--no-schema", help="Do not send the codes' JSON schema (for servers without structured output).")] = False,
-    concurrency: Annotated[int, typer.Option(min=1, help="Coder requests in flight.")] = 4,
-    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = 600.0,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
+    coder: Annotated[str, typer.Option("--coder", "-c", help="Backend spec of the coder.")] = "sim",
+    second_pass: Annotated[bool, typer.Option("--second-pass", help="Hidden-block choices again, no report.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new batch failed (without it: only when every one did).")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new batch failed.")] = False,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", rich_help_panel=_TRACES, help="Only this design model; repeatable.")] = None,
+    condition: Annotated[list[str] | None, typer.Option("--condition", rich_help_panel=_TRACES, help="Only this condition; repeatable.")] = None,
+    batch: Annotated[list[str] | None, typer.Option("--batch", rich_help_panel=_TRACES, help="Only this design batch; repeatable.")] = None,
+    scene_set: Annotated[list[str] | None, typer.Option("--set", rich_help_panel=_TRACES, help="Only this scene set; repeatable.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, metavar="N", rich_help_panel=_CODING, help="Traces per coder request.")] = 20,
+    tests: Annotated[int, typer.Option(min=0, metavar="N", rich_help_panel=_CODING, help="Known-code tests mixed in.")] = 30,
+    repeats: Annotated[int, typer.Option(min=0, metavar="N", rich_help_panel=_CODING, help="Items coded twice (main pass).")] = 30,
+    seed: Annotated[int, typer.Option(rich_help_panel=_CODING, help="Seed of the draws.")] = 0,
+    retry_uncoded: Annotated[bool, typer.Option("--retry-uncoded", rich_help_panel=_CODING, help="Ask the uncoded items again at the end.")] = False,
+    reasoning_effort: Annotated[str, typer.Option(rich_help_panel=opts.REQUESTS, help="high for vLLM or Gemini.")] = "max",
+    no_schema: Annotated[bool, typer.Option("--no-schema", rich_help_panel=opts.REQUESTS, help="Send no JSON schema of the codes.")] = False,
+    base_url: opts.BaseUrl = None,
+    timeout: opts.Timeout = 600.0,
+    concurrency: Annotated[int, typer.Option(min=1, metavar="N", rich_help_panel=opts.REQUESTS, help="Coder requests in flight.")] = 4,
+    no_cache: opts.NoCache = False,
+    cache_dir: opts.CacheDir = None,
 ) -> None:
     """Code the study's reasoning traces against the codebook of Appendix E.
 
     The coder sees each trace with only a neutral id and the reply (no model, condition or
     scene); test traces written to a known code are mixed in. Codes go to RUN/coding/PASS/;
     rerun to resume. Then: `unseen director codes RUN`, and `unseen director analyze RUN`
-    fits the design's comparisons on coded traces.
+    fits the design's comparisons on coded traces. In full: the README's "Coding the
+    reasoning traces".
     """
     from ..director_code import run_coding
 
@@ -358,7 +363,8 @@ def director_power(
             return v
         plain(json.dumps(clean(report), indent=2))
         return
-    out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
+    out.print(render_power(report, title=f"{design.name}: simulated power and coverage "
+                                         f"({reps} studies)", width=out.width))
     from ..evals.director.study import TRACE_MEASURES
 
     traced = sum(c.measure in TRACE_MEASURES for c in design.comparisons)

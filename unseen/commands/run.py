@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 
 from .. import settings
+from . import call_options as opts
 from .common import (
-    DRY_RUN_HELP,
     UserError,
     close,
     interrupted,
@@ -22,53 +22,52 @@ from .common import (
 from .estimate import check_format, print_estimate
 
 commands = typer.Typer()
+_SUBSET = "Which instances"  # a help panel of its own
 
 
 @commands.command()
 def run(
     ctx: typer.Context,
-    config: Annotated[Path | None, typer.Argument(metavar="CONFIG.toml", show_default=False, help="A run configuration file (TOML: data, strategies, backends and any option below by its long name); a flag given here wins over it.")] = None,
-    data: Annotated[Path | None, typer.Option(help="The benchmark's data: a SceneFunRI folder (default: the bundled sample set), or what another benchmark reads.")] = None,
-    strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="Strategy, name[:key=value,...]; repeatable.")] = None,
-    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="Backend spec, e.g. sim, openai:gpt-4o, gemini:gemini-2.5-flash, vllm:MODEL@URL; repeatable.")] = None,
-    benchmark: Annotated[str | None, typer.Option(help="Benchmark (see `unseen benchmarks`); default: the one whose data --data holds, else scenefunri.")] = None,
+    config: Annotated[Path | None, typer.Argument(metavar="CONFIG.toml", show_default=False, help="A run as a TOML file; a flag given here wins over it.")] = None,
+    data: Annotated[Path | None, typer.Option(help="The data (default: the bundled sample set).")] = None,
+    strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="name[:key=value,...]; repeatable.")] = None,
+    backend: Annotated[list[str] | None, typer.Option("--backend", "-b", help="provider:model (default: sim); repeatable.")] = None,
+    benchmark: Annotated[str | None, typer.Option(help="Default: the one whose data --data holds.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; the same one again resumes.")] = None,
     samples: Annotated[int, typer.Option(min=1, help="Samples per instance.")] = 1,
-    limit: Annotated[int | None, typer.Option(min=1, metavar="N", help="Use only the first N instances.")] = None,
-    instances: Annotated[str | None, typer.Option("--instances", metavar="ID,...", help="Use only these instances (ids, comma-separated); recorded in run.json, and a resume must give the same.")] = None,
-    sample: Annotated[int | None, typer.Option("--sample", metavar="N", min=1, help="Use N instances drawn at random with --seed (default 0); recorded in run.json, and a resume must give the same.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="With --sample: the seed of the draw.")] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature for every strategy that has the parameter (a strategy's own temperature=... wins; default: each strategy's).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(min=1, metavar="N", help="Output cap for every strategy (a strategy's own max_tokens=... wins; default: none).")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="The most calls in flight per backend: the ceiling under which the limit adapts to the provider's rate limits (429s, Retry-After, x-ratelimit headers).")] = settings.DEFAULT_CONCURRENCY,
-    fixed_concurrency: Annotated[bool, typer.Option("--fixed-concurrency", help="Keep --concurrency calls in flight whatever the provider says (no adapting).")] = False,
-    batch: Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai, openai-responses, gemini): cheaper, results within 24 h; the run resumes its batches after a kill.")] = False,
-    batch_window: Annotated[float, typer.Option(min=0.0, help="With --batch: seconds without a new call before the waiting calls go as one batch.")] = 2.0,
-    batch_poll: Annotated[float, typer.Option(min=0.1, help="With --batch: seconds between looks at a batch's status.")] = 30.0,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; rerun with the same one to resume.")] = None,
-    box_format: Annotated[str | None, typer.Option(help="The box convention to ask every backend for (a spec's box_format=... wins): pixel, norm1000, gemini, unit, qwen2.5, qwen3; default: each model's profile.")] = None,
-    profiles: Annotated[Path | None, typer.Option(help="A model-profile file (TOML [[profile]]: pattern, box_format, sampling, ...) read before the built-in profiles: how a model unseen does not know is added (default: $UNSEEN_PROFILES).")] = None,
-    max_image_side: Annotated[int | None, typer.Option(min=1, help="Resize images so their longer side is at most this many pixels before sending (default: sent as they are); recorded, and box conventions account for it.")] = None,
-    cache_tag: Annotated[str | None, typer.Option(help="Text added to every reply's cache key: what unseen cannot see of the serving (a new checkpoint behind the same model name).")] = None,
-    base_url: Annotated[list[str] | None, typer.Option(metavar="URL", help="Provider endpoint (OpenAI-compatible or Gemini); repeat it to spread calls over several OpenAI-compatible servers of one model.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
-    processes: Annotated[int | None, typer.Option(min=1, show_default=False, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them). Default: 1 for runs under 5,000 trajectories, else up to 3 (one more than the cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
-    allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
-    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new trajectory starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
-    prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help=DRY_RUN_HELP)] = False,
-    fmt: Annotated[str, typer.Option("--format", help="With --dry-run: table or json.")] = "table",
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed.")] = False,
+    limit: Annotated[int | None, typer.Option(min=1, metavar="N", rich_help_panel=_SUBSET, help="The first N instances.")] = None,
+    instances: Annotated[str | None, typer.Option("--instances", metavar="ID,...", rich_help_panel=_SUBSET, help="These instances (ids, comma-separated).")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", metavar="N", min=1, rich_help_panel=_SUBSET, help="N instances drawn at random with --seed.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", metavar="S", rich_help_panel=_SUBSET, help="The seed of --sample's draw (default: 0).")] = None,
+    temperature: Annotated[float | None, typer.Option(rich_help_panel=opts.REQUESTS, help="For every strategy (its own value wins).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, metavar="N", rich_help_panel=opts.REQUESTS, help="Output cap of every strategy (its own wins).")] = None,
+    profiles: opts.Profiles = None,
+    base_url: opts.BaseUrl = None,
+    timeout: opts.Timeout = settings.DEFAULT_TIMEOUT_S,
+    box_format: Annotated[str | None, typer.Option(rich_help_panel=opts.IMAGES, help="pixel, norm1000, unit, qwen3, ...")] = None,
+    max_image_side: opts.MaxImageSide = None,
+    allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", rich_help_panel=opts.IMAGES, help="Send images from outside --data.")] = False,
+    concurrency: opts.Concurrency = settings.DEFAULT_CONCURRENCY,
+    fixed_concurrency: opts.FixedConcurrency = False,
+    processes: Annotated[int | None, typer.Option(min=1, metavar="N", show_default=False, rich_help_panel=opts.PACE, help="Processes to shard over (default: by size).")] = None,
+    batch: opts.Batch = False,
+    batch_window: opts.BatchWindow = 2.0,
+    batch_poll: opts.BatchPoll = 30.0,
+    max_cost: opts.MaxCost = None,
+    prices: opts.Prices = None,
+    dry_run: opts.DryRun = False,
+    fmt: opts.Format = "table",
+    no_cache: opts.NoCache = False,
+    cache_dir: opts.CacheDir = None,
+    cache_tag: opts.CacheTag = None,
 ) -> None:
     """Run strategies against backends over a dataset, journal every step, print a table.
 
-    With no options: the bundled sample set, the paper's prompting strategies (direct with
-    the basic, hidden, common and both prompts; cot; cot-sr), the offline `sim` backend.
-    Without --strategy the table also shows the fixed rules baseline:center,
-    baseline:prior and baseline:fixed, marked (rule). A CONFIG.toml gives the same as a
-    file (see the README); a flag on the command line wins over its key.
+    With no options: the bundled sample set, the paper's prompting strategies, the offline
+    `sim` backend and, for scale, the fixed rules (rows marked (rule)). Every option in full:
+    the README's "`unseen run`'s options".
     """
     from ..api import run as run_api
     from ..engine.benchmark import defaults_of, detect

@@ -198,17 +198,22 @@ def tui(
 
 @commands.command()
 def view(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories, or folders holding run directories.")],
+    run_dirs: Annotated[list[Path] | None, typer.Argument(show_default=False, help="Run directories, or folders holding run directories (default: ./runs, else this folder).")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 0,
 ) -> None:
     """Browse runs in the browser, live: a local page (127.0.0.1, a random token in its
     address, works offline) with each run's table (sort, filter by model, strategy and
-    outcome, worst first) and every trajectory step by step; a running run updates."""
+    outcome, worst first) and every trajectory step by step; a running run updates.
+
+    Without RUN_DIR: the folder `unseen run` writes into (./runs, or $UNSEEN_RUNS) when it
+    exists, else the current folder when it is a run or holds runs.
+    """
     import asyncio
 
     from ..backends.human_web import PageError
     from ..viewer import serve
 
+    run_dirs = run_dirs or _default_runs()
     try:
         asyncio.run(serve(run_dirs, port=port, signals=True, announce=lambda line: out.print(
             escape(line), highlight=False, soft_wrap=True)))
@@ -217,6 +222,22 @@ def view(
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
         err.print("stopped")
+
+
+def _default_runs() -> list[Path]:
+    """``unseen view``'s folder when none is given: where new runs go (``./runs`` or
+    ``$UNSEEN_RUNS``) if it exists, else the current folder if it is a run or holds runs."""
+    from .. import settings
+    from ..engine.journal import JOURNAL
+
+    root = settings.runs_root()
+    if root.is_dir():
+        return [root]
+    here = Path.cwd()
+    if (here / JOURNAL).is_file() or any((p / JOURNAL).is_file() for p in here.iterdir()):
+        return [here]
+    raise UserError(f"unseen view: no RUN_DIR given, and there is no {root}/ folder here and "
+                    "no run in this one; give a run directory or a folder of runs")
 
 
 @commands.command()

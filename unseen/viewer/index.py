@@ -52,6 +52,17 @@ def find_runs(paths: list[str | Path]) -> list[RunDir]:
     return found
 
 
+def _grouped(labels: list[str], most: int = 4) -> list[str]:
+    """The runs list's strategies: a strategy run in more than ``most`` settings as one
+    entry (a Director study's 54 ``director:batch=...,condition=...`` as ``director (54
+    settings)``), the others by their labels."""
+    by: dict[str, list[str]] = {}
+    for label in labels:
+        by.setdefault(label.split(":", 1)[0], []).append(label)
+    return [x for name, group in by.items()
+            for x in ([f"{name} ({len(group)} settings)"] if len(group) > most else group)]
+
+
 def _stamp(run: RunDir) -> tuple[int, int]:
     try:
         st = run.journal.stat()
@@ -114,11 +125,8 @@ class RunView:
         if cfg is not None and not models:
             models = dict.fromkeys(safe(who(str(b.get("model", "?")), kind_of(
                 str(b.get("spec", "")), bool(b.get("simulated"))))) for b in cfg.backends)
-        strategies = dict.fromkeys(r.strategy for r in rows)
-        planned = None
-        if cfg is not None:
-            planned = cfg.instances * max(1, len(cfg.strategies)) * max(1, len(cfg.backends)) \
-                * max(1, cfg.samples)
+        strategies = _grouped(list(dict.fromkeys(r.strategy for r in rows)))
+        planned = cfg.planned_total() if cfg is not None else None
         return {
             "number": self.number, "name": safe(cfg.run if cfg else self.run.path.name),
             "path": safe(str(self.run.path)), "benchmark": safe(self.views.title),
