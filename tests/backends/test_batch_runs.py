@@ -51,6 +51,22 @@ def batches_made(fp) -> list[str]:
         ("/batches", ":batchGenerateContent"))]
 
 
+def ledger(run_dir) -> list[dict]:
+    path = run_dir / "batches.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+async def submitted(run_dir, n: int = 1) -> None:
+    """Until the run's ledger records ``n`` batches sent (bounded: 25 s)."""
+    for _ in range(1250):
+        if sum(e["event"] == "submitted" for e in ledger(run_dir)) >= n:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no {n} batches in the ledger: {ledger(run_dir)}")
+
+
 def stable(rows: list[dict]) -> list[dict]:
     keep = ("key", "instance_id", "strategy", "status", "prediction", "metrics")
     return sorted(({k: r[k] for k in keep} | {"texts": [s["reply"]["text"] for s in r["steps"]]}
@@ -110,10 +126,7 @@ def test_a_killed_run_resumes_its_batches_and_sends_nothing_twice(fp, sample_dat
         task = asyncio.ensure_future(run_async(
             sample_data, ["direct"], ["openai:gpt-4o"], base_url=fp.openai_base_url, out=out,
             limit=4, batch=True, **FAST))
-        for _ in range(500):
-            await asyncio.sleep(0.02)
-            if (out / "batches.jsonl").exists():
-                break
+        await submitted(out)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -126,8 +139,7 @@ def test_a_killed_run_resumes_its_batches_and_sends_nothing_twice(fp, sample_dat
                      out=out, limit=4, batch=True, **FAST)
     assert res.answered == 4
     assert len(batches_made(fp)) == 1  # followed, never sent again
-    ledger = [json.loads(line) for line in (out / "batches.jsonl").read_text().splitlines()]
-    assert [e["event"] for e in ledger] == ["submitted", "ended"]
+    assert [e["event"] for e in ledger(out)] == ["intent", "submitted", "ended"]
 
 
 def test_an_expired_batch_and_a_partial_error_file_are_retried_in_a_later_batch(
