@@ -57,7 +57,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
     allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
-    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once this run's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`): no new trajectory starts, those in flight finish and are journaled, exit status 3; rerun with the same --out to resume.")] = None,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="AMOUNT", help="Stop cleanly once the run directory's calls have spent AMOUNT US dollars (token usage × the price table; see `unseen prices`; what earlier runs into the same --out spent counts, and with --batch what the batches sent are estimated to cost): no new trajectory starts, those in flight finish and are journaled, exit status 3; rerun with the same --out and a higher AMOUNT to go on.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="A price file (TOML [[price]]: pattern, input, cached_input, output, batch_discount, date, source) read before the built-in price table (default: $UNSEEN_PRICES).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help=DRY_RUN_HELP)] = False,
     fmt: Annotated[str, typer.Option("--format", help="With --dry-run: table or json.")] = "table",
