@@ -14,6 +14,7 @@ import asyncio
 import json
 
 import pytest
+from batch_helpers import FAST, batches_made
 from fake_batches import Dropped, LineError
 from fake_providers import Error, Reply
 from helpers import read_journal
@@ -23,8 +24,6 @@ from unseen.api import run_async
 from unseen.backends.batch_gemini import GeminiBatches
 from unseen.backends.batch_openai import OpenAIBatches
 
-FAST = {"batch_window_s": 0.2, "batch_poll_s": 0.02, "backoff_base_s": 0.01, "cache": False,
-        "progress": False}
 BOX = {"openai": '{"box": [100, 200, 300, 400]}', "gemini": '{"box_2d": [100, 200, 300, 400]}'}
 
 
@@ -38,11 +37,6 @@ def spec_and_url(fp, provider: str) -> tuple[str, str]:
     if provider == "gemini":
         return "gemini:gemini-2.5-flash", fp.gemini_base_url
     return "openai:gpt-4o", fp.openai_base_url
-
-
-def batches_made(fp) -> list[str]:
-    return [p for m, p in fp.batch_calls if m == "POST" and p.rstrip("/").endswith(
-        ("/batches", ":batchGenerateContent"))]
 
 
 def once(provider: str, behaviour, *, lines: int = 1):

@@ -15,14 +15,12 @@ import asyncio
 import json
 
 import pytest
-from fake_providers import Error, Reply
+from batch_helpers import FAST, answer, batches_made, ledger, sent, stable
+from fake_providers import Error
 from helpers import read_journal, run_tiny_study, tiny_design
 
 import unseen
 from unseen.api import run_async
-
-FAST = {"batch_window_s": 0.2, "batch_poll_s": 0.02, "backoff_base_s": 0.01, "cache": False,
-        "progress": False}
 
 
 @pytest.fixture(autouse=True)
@@ -35,42 +33,13 @@ def text_of(body: dict) -> str:
     return json.dumps(body)
 
 
-def answer(rec) -> Reply:
-    """Boxes for box prompts, a region for SPoE's, a Director report for the Director's."""
-    text = text_of(rec.body)
-    if "LESS likely" in text:
-        return Reply("A")
-    if "block" in text and "visible" in text:
-        return Reply('{"visible": [1, 2], "block": 3}')
-    key = "box_2d" if rec.protocol == "gemini" else "box"
-    return Reply(json.dumps({key: [100, 200, 300, 400]}))
-
-
-def batches_made(fp) -> list[str]:
-    return [p for m, p in fp.batch_calls if m == "POST" and p.rstrip("/").endswith(
-        ("/batches", ":batchGenerateContent"))]
-
-
-def ledger(run_dir) -> list[dict]:
-    path = run_dir / "batches.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
-
-
 async def submitted(run_dir, n: int = 1) -> None:
     """Until the run's ledger records ``n`` batches sent (bounded: 25 s)."""
     for _ in range(1250):
-        if sum(e["event"] == "submitted" for e in ledger(run_dir)) >= n:
+        if sent(run_dir) >= n:
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"no {n} batches in the ledger: {ledger(run_dir)}")
-
-
-def stable(rows: list[dict]) -> list[dict]:
-    keep = ("key", "instance_id", "strategy", "status", "prediction", "metrics")
-    return sorted(({k: r[k] for k in keep} | {"texts": [s["reply"]["text"] for s in r["steps"]]}
-                   for r in rows), key=lambda r: r["key"])
 
 
 @pytest.mark.parametrize("backend", ["openai:gpt-4o", "openai-responses:gpt-4o"])
