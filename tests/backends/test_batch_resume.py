@@ -78,6 +78,23 @@ async def cancel_after(make, run_dir: Path, batches: int) -> None:
         await task
 
 
+def kill_and_resume(fp, run_dir: Path, make, *, kill_at: int, batches: int,
+                    trajectories: int, steps: int) -> None:
+    """Run ``make()``, kill it once ``kill_at`` batches are sent (no trajectory journaled
+    yet), let every batch finish and run ``make()`` again to its end: ``batches`` batches
+    made in all, no request twice, each of the ``trajectories`` journaled once with its
+    ``steps``."""
+    asyncio.run(cancel_after(make, run_dir, kill_at))
+    assert len(batches_made(fp)) == kill_at and not read_journal(run_dir)
+    finish_all(fp)
+    fp.default, fp.batch_polls = answer, 0
+    asyncio.run(make())
+    assert len(batches_made(fp)) == batches
+    once_each(fp)
+    rows = journaled_once(run_dir, trajectories)
+    assert all(len(r["steps"]) == steps for r in rows)
+
+
 def test_a_sigkilled_batch_process_resumes_without_sending_a_request_twice(fp, sample_data,
                                                                            tmp_path):
     fp.default = answer
@@ -128,17 +145,8 @@ def test_a_spoe_run_killed_between_its_batches_resumes(fp, sample_data, tmp_path
         return run_async(sample_data, ["spoe:T=3"], [spec], base_url=url, out=out, limit=3,
                          batch=True, **FAST)
 
-    asyncio.run(cancel_after(run, out, 2))
-    assert len(batches_made(fp)) == 2 and not read_journal(out)
-    finish_all(fp)
-    fp.default, fp.batch_polls = answer, 0
-    res = unseen.run(sample_data, ["spoe:T=3"], [spec], base_url=url, out=out, limit=3,
-                     batch=True, **FAST)
-    assert res.answered == 3
-    assert len(batches_made(fp)) == 3  # steps 1 and 2 not sent again
-    once_each(fp)
-    rows = journaled_once(out, 3)
-    assert all(len(r["steps"]) == 3 for r in rows)
+    # steps 1 and 2 not sent again: one batch more, step 3's
+    kill_and_resume(fp, out, run, kill_at=2, batches=3, trajectories=3, steps=3)
 
 
 def test_a_gemini_run_killed_between_submit_and_results_resumes(fp, sample_data, tmp_path):
@@ -150,13 +158,7 @@ def test_a_gemini_run_killed_between_submit_and_results_resumes(fp, sample_data,
         return run_async(sample_data, ["direct"], ["gemini:gemini-2.5-flash"],
                          base_url=fp.gemini_base_url, out=out, limit=4, batch=True, **FAST)
 
-    asyncio.run(cancel_after(run, out, 1))
-    finish_all(fp)
-    res = unseen.run(sample_data, ["direct"], ["gemini:gemini-2.5-flash"],
-                     base_url=fp.gemini_base_url, out=out, limit=4, batch=True, **FAST)
-    assert res.answered == 4 and len(batches_made(fp)) == 1
-    once_each(fp)
-    journaled_once(out, 4)
+    kill_and_resume(fp, out, run, kill_at=1, batches=1, trajectories=4, steps=1)
 
 
 def test_a_director_study_killed_between_its_two_turns_resumes(fp, tmp_path, director_scenes):
@@ -173,15 +175,8 @@ def test_a_director_study_killed_between_its_two_turns_resumes(fp, tmp_path, dir
     def run():
         return run_study_async(load_design(design_file), backend, out, **kw)
 
-    asyncio.run(cancel_after(run, out, 2))  # the first turns' batch read, the second's sent
-    assert len(batches_made(fp)) == 2 and not read_journal(out)
-    finish_all(fp)
-    fp.default, fp.batch_polls = answer, 0
-    asyncio.run(run_study_async(load_design(design_file), backend, out, **kw))
-    assert len(batches_made(fp)) == 2  # both followed, nothing sent again
-    once_each(fp)
-    rows = journaled_once(out, 3)
-    assert all(len(r["steps"]) == 2 for r in rows)
+    # killed once the second turns' batch is sent: both followed, nothing sent again
+    kill_and_resume(fp, out, run, kill_at=2, batches=2, trajectories=3, steps=2)
 
 
 def test_gemini_batch_replies_match_a_run_without(fp, sample_data, tmp_path):
