@@ -252,3 +252,31 @@ def test_a_request_larger_than_a_batch_may_hold_is_refused_alone(fp, sample_data
                      out=tmp_path / "r", limit=2, batch=True, **FAST)
     assert res.by_error == {"client": 2} and batches_made(fp) == []
     assert "more than a openai batch may hold (1000 bytes)" in res.examples["client"]
+
+
+def test_a_resume_that_cannot_list_the_batches_sends_nothing(fp, sample_data, tmp_path,
+                                                              monkeypatch, run_main):
+    """An intent without its batch id, and the provider's list of batches unreadable: the
+    resume cannot tell whether the batch arrived, so it stops with one line (exit 2) rather
+    than risk paying twice."""
+    from unseen.engine.backend import ProviderError
+
+    fp.default = Reply(BOX["openai"])
+    fp.batch_polls = 0
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "batches.jsonl").write_text(json.dumps(
+        {"driver": "openai", "event": "intent", "intent": "abc", "custom_ids": ["x"],
+         "at": 1.0}) + "\n")
+
+    async def cannot(self, intent, since):
+        raise ProviderError("server", "HTTP 503 from the batches list")
+
+    monkeypatch.setattr(OpenAIBatches, "find", cannot)
+    code, stdout, err = run_main(["run", "--data", str(sample_data), "-b", "openai:gpt-4o",
+                                  "--base-url", fp.openai_base_url, "--batch", "--limit", "2",
+                                  "--no-cache", "--out", str(out)])
+    assert code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "could not be read (HTTP 503 from the batches list)" in line
+    assert batches_made(fp) == [] and fp.requests == []
