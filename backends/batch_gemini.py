@@ -5,8 +5,13 @@ contents and config each call would have sent, and ``metadata={"key": custom_id}
 state ends ``JOB_STATE_SUCCEEDED``, ``FAILED``, ``EXPIRED`` or ``CANCELLED`` (the SDK's
 names); results are ``dest.inlined_responses`` in input order (Google's reference), each a
 ``response`` (a GenerateContentResponse, read as a synchronous reply is) or an ``error``
-(``{"code", "message"}``, a gRPC code). Inline requests only: a batch past the API's inline
-size (20 MB) is split by the collector's ``max_lines``.
+(``{"code", "message"}``, a gRPC code: RESOURCE_EXHAUSTED and UNAVAILABLE, INTERNAL are
+retried in a later batch, INVALID_ARGUMENT and the like are not). Inline requests only: the
+collector splits batches at :data:`MAX_INLINE_BYTES` (each request as the SDK serializes it,
+images base64) and :data:`MAX_INLINE_LINES`.
+
+The job's display name carries the collector's intent id (``unseen-<intent>``), by which
+:meth:`GeminiBatches.find` lists the jobs to find one whose name a killed run did not record.
 """
 
 from __future__ import annotations
@@ -24,7 +29,12 @@ _STATES = {"JOB_STATE_SUCCEEDED": DONE, "JOB_STATE_PARTIALLY_SUCCEEDED": DONE,
 # gRPC codes of a request's error → error kinds (google.rpc.Code)
 _CODES = {8: "rate_limit", 4: "timeout", 14: "server", 13: "server", 2: "server",
           3: "client", 5: "client", 7: "client", 16: "client", 9: "client", 11: "client"}
-MAX_INLINE_LINES = 2_000  # inline requests carry images: keep each batch well under 20 MB
+MAX_INLINE_LINES = 2_000
+# Inline requests suit "smaller batches that keep the total request size under 20MB"
+# (Google, Gemini API docs, "Batch API", Creating a batch job: ai.google.dev/gemini-api/docs/
+# batch-api); a MB taken as 10^6 bytes, less a margin for the request around the lines.
+MAX_INLINE_BYTES = 19_500_000
+_SKEW_S = 3600.0  # how far before an intent's time a listed job may be made and be it
 
 
 class GeminiBatches:
@@ -32,6 +42,7 @@ class GeminiBatches:
 
     name = "gemini"
     max_lines = MAX_INLINE_LINES
+    max_bytes = MAX_INLINE_BYTES
 
     def __init__(self, backend: Any):
         self.backend = backend
@@ -40,18 +51,43 @@ class GeminiBatches:
         contents, config = self.backend.contents_and_config(request)
         return {"contents": contents, "config": config}
 
-    async def submit(self, lines: list[tuple[str, Any]]) -> str:
+    @staticmethod
+    def _inlined(cid: str, body: Any) -> Any:
         from google.genai import types
 
-        src = [types.InlinedRequest(contents=body["contents"], config=body["config"],
-                                    metadata={"key": cid}) for cid, body in lines]
+        return types.InlinedRequest(contents=body["contents"], config=body["config"],
+                                    metadata={"key": cid})
+
+    def size(self, custom_id: str, body: Any) -> int:
+        return len(self._inlined(custom_id, body).model_dump_json(exclude_none=True))
+
+    async def submit(self, lines: list[tuple[str, Any]], intent: str) -> str:
+        from google.genai import types
+
+        src = [self._inlined(cid, body) for cid, body in lines]
         try:
             job = await self.backend._get_client().aio.batches.create(
                 model=self.backend.model, src=src,
-                config=types.CreateBatchJobConfig(display_name="unseen"))
+                config=types.CreateBatchJobConfig(display_name=f"unseen-{intent}"))
         except Exception as exc:
             raise classify_gemini_error(exc) from exc
         return str(job.name)
+
+    async def find(self, intent: str, since: float) -> str | None:
+        from google.genai import types
+
+        try:
+            pager = await self.backend._get_client().aio.batches.list(
+                config=types.ListBatchJobsConfig(page_size=100))
+            async for job in pager:  # every page: Google does not document their order
+                made = job.create_time
+                if made is not None and made.timestamp() < since - _SKEW_S:
+                    continue
+                if job.display_name == f"unseen-{intent}":
+                    return str(job.name)
+        except Exception as exc:
+            raise classify_gemini_error(exc) from exc
+        return None
 
     async def poll(self, batch_id: str) -> Status:
         try:

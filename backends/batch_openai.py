@@ -7,7 +7,13 @@ completion_window="24h")``. Its ``status`` ends ``completed``, ``failed``, ``exp
 ``cancelled``; results come in ``output_file_id`` (``{"custom_id", "response":
 {"status_code", "body"}}``, not in input order: matched by ``custom_id``) and failures in
 ``error_file_id`` (the same shape with an error status and body, or ``{"error": {"code",
-"message"}}``, ``batch_expired`` for a line an expired batch never ran).
+"message"}}``, ``batch_expired`` for a line an expired batch never ran). A line's status
+gives its error kind as a synchronous call's would (429 ``rate_limit``, 5xx ``server``:
+retried in a later batch; 400 ``client``: not); an ``error`` line's code likewise.
+
+The batch's ``metadata`` carries the collector's intent id (``unseen_intent``), by which
+:meth:`OpenAIBatches.find` lists the batches (newest first) to find one whose id a killed
+run did not record.
 """
 
 from __future__ import annotations
@@ -23,12 +29,27 @@ from .openai_chat import classify_openai_error
 from .rejected import without
 
 _STATES = {"completed": DONE, "failed": FAILED, "expired": EXPIRED, "cancelled": CANCELLED}
+# The batch input file "can contain up to 50,000 requests, and can be up to 200 MB in size"
+# (OpenAI's API reference, "Create batch", input_file_id:
+# platform.openai.com/docs/api-reference/batch/create; the same words in Microsoft Foundry's
+# copy, learn.microsoft.com/azure/foundry/reference/rest/batches-create-batch). A MB is
+# taken as 10^6 bytes, the smaller reading.
+MAX_LINES = 50_000
+MAX_BYTES = 200_000_000
+# an ``error`` line's code -> error kind: these are the provider's trouble, retried
+_LINE_CODES = {"batch_expired": "server", "server_error": "server", "internal_error": "server",
+               "timeout": "timeout", "rate_limit_exceeded": "rate_limit",
+               "too_many_requests": "rate_limit"}
+# how far before an intent's time a listed batch may be created and still be it (clocks)
+_SKEW_S = 3600.0
 
 
 class OpenAIBatches:
     """The batch side of an OpenAI backend (Chat Completions or Responses)."""
 
     name = "openai"
+    max_lines = MAX_LINES
+    max_bytes = MAX_BYTES
 
     def __init__(self, backend: Any):
         self.backend = backend  # an OpenAIChat or OpenAIResponses (one server)
@@ -38,19 +59,36 @@ class OpenAIBatches:
     def body(self, request: Request) -> dict[str, Any]:
         return without(self.backend.payload(request), self.backend.dropped)
 
-    async def submit(self, lines: list[tuple[str, dict[str, Any]]]) -> str:
+    def _line(self, cid: str, body: dict[str, Any]) -> bytes:
+        return (json.dumps({"custom_id": cid, "method": "POST", "url": self.url,
+                            "body": body}) + "\n").encode()
+
+    def size(self, custom_id: str, body: dict[str, Any]) -> int:
+        return len(self._line(custom_id, body))
+
+    async def submit(self, lines: list[tuple[str, dict[str, Any]]], intent: str) -> str:
         client = self.backend._get_client()
-        data = "".join(json.dumps({"custom_id": cid, "method": "POST", "url": self.url,
-                                   "body": body}) + "\n" for cid, body in lines)
+        data = b"".join(self._line(cid, body) for cid, body in lines)
         try:
-            upload = await client.files.create(file=("unseen-batch.jsonl", data.encode()),
+            upload = await client.files.create(file=("unseen-batch.jsonl", data),
                                                purpose="batch")
             batch = await client.batches.create(
                 input_file_id=upload.id, endpoint=self.url, completion_window="24h",
-                metadata={"unseen": self.backend.spec[:500]})
+                metadata={"unseen": self.backend.spec[:500], "unseen_intent": intent})
         except Exception as exc:
             raise classify_openai_error(exc) from exc
         return batch.id
+
+    async def find(self, intent: str, since: float) -> str | None:
+        try:
+            async for batch in self.backend._get_client().batches.list(limit=100):
+                if (batch.metadata or {}).get("unseen_intent") == intent:
+                    return str(batch.id)
+                if batch.created_at < since - _SKEW_S:  # newest first: the rest are older
+                    return None
+        except Exception as exc:
+            raise classify_openai_error(exc) from exc
+        return None
 
     async def poll(self, batch_id: str) -> Status:
         try:
@@ -91,8 +129,8 @@ class OpenAIBatches:
         error, response = line.get("error"), line.get("response")
         if isinstance(error, dict) and error:
             code = str(error.get("code") or "")
-            kind = "server" if code == "batch_expired" else "client"
-            return ProviderError(kind, f"batch line failed: {code}: {error.get('message', '')}")
+            return ProviderError(_LINE_CODES.get(code, "client"),
+                                 f"batch line failed: {code}: {error.get('message', '')}")
         if not isinstance(response, dict):
             return ProviderError("malformed", "a batch line with neither response nor error")
         status, body = response.get("status_code"), response.get("body")

@@ -30,14 +30,25 @@ class Driver(Protocol):
     """A provider's batch API."""
 
     name: str  # "openai", "gemini"
+    max_lines: int  # the most requests one batch may hold
+    max_bytes: int  # the most bytes of requests one batch may hold
 
-    def body(self, request: Request) -> dict[str, Any]: ...
+    def body(self, request: Request) -> Any: ...
 
-    async def submit(self, lines: list[tuple[str, dict[str, Any]]]) -> str: ...
+    def size(self, custom_id: str, body: Any) -> int:
+        """The bytes a line adds to its batch (as sent)."""
+        ...
+
+    async def submit(self, lines: list[tuple[str, Any]], intent: str) -> str:
+        """Send ``lines`` as one batch marked with ``intent`` (for :meth:`find`): its id."""
+        ...
+
+    async def find(self, intent: str, since: float) -> str | None:
+        """The id of the batch marked ``intent``, submitted at ``since`` (a Unix time) or
+        later, or None when the provider has none."""
+        ...
 
     async def poll(self, batch_id: str) -> Status: ...
 
     async def results(self, status: Status, custom_ids: list[str]
                       ) -> dict[str, Reply | ProviderError]: ...
-
-

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from ..engine.backend import RATE_HINTS, Backend, ProviderError, is_default
+from ..engine.budget import CostCapped
 from ..engine.cache import ReplyCache, request_key
 from ..engine.types import RETRYABLE, ErrorInfo, Reply, Request
 from .limiter import AdaptiveLimit
@@ -166,7 +167,7 @@ class Reliable:
                 hints, limited = exc.hints, exc.kind == "rate_limit"
             except TimeoutError:
                 kind, message, status = "timeout", f"no reply within {self.timeout_s:g} s", None
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, CostCapped):  # a cap's refusal ends the trajectory
                 raise
             except Exception as exc:  # a bug in a client: typed, not retried
                 kind, message, status = "internal", f"{type(exc).__name__}: {exc}", None

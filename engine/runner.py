@@ -10,9 +10,13 @@ the first call, with the number of trajectories it is to answer; while a traject
 ``serial`` backend runs its trajectories one at a time (see :meth:`Runner.drain`).
 
 With a cost cap (``max_cost``, in US dollars, and ``cost_of``, what a finished trajectory
-cost), the runner adds up what each finished trajectory spent; once that reaches the cap it
-hands out no new trajectory, lets those in flight finish and be journaled, and says so in
-the result (``RunResult.cost_capped``): a rerun with the same run directory resumes.
+cost), the runner keeps the run's :class:`~.budget.Budget`: what the run directory spent
+before (``spent_before``) and what each finished trajectory spent, with what a batch
+collector has committed; once that reaches the cap it hands out no new trajectory, lets
+those in flight finish and be journaled, and says so in the result
+(``RunResult.cost_capped``). A trajectory whose first call a batch collector refused at the
+cap (:class:`~.budget.CostCapped`) did not start: it is not journaled. A rerun with the same
+run directory and a higher cap goes on.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any, Self
 from .backend import Backend
 from .benchmark import Plan, WorkItem
 from .box import no_convention
+from .budget import BUDGET, Budget, CostCapped
 from .errors import UnseenError
 from .graph import StrategySpec
 from .images import holding
@@ -128,8 +133,10 @@ class RunResult:
     # replies cut at a length limit, and trajectories answered by a fallback, by strategy
     length_stops: int = 0
     fallbacks: dict[str, int] = field(default_factory=dict)
-    # the cost cap: US dollars this call spent, the cap, and whether the run stopped at it
+    # the cost cap: US dollars the run directory spent (``spent_before`` of them before this
+    # call), the cap, and whether the run stopped at it
     spent: float = 0.0
+    spent_before: float = 0.0
     max_cost: float | None = None
     cost_capped: bool = False
 
@@ -206,6 +213,7 @@ class Runner:
         total: int | None = None,
         max_cost: float | None = None,
         cost_of: Callable[[Trajectory], float] | None = None,
+        spent_before: float = 0.0,
     ):
         """``processes > 1`` shards the work over that many processes, each rebuilding its
         strategies and backends with ``setup(concurrency_per_process)`` (a picklable
@@ -215,11 +223,14 @@ class Runner:
         strategy that cannot work with the benchmark or a backend is refused here
         (:func:`check_pairing`) by the run pipeline, before any file is written.
         ``max_cost`` (US dollars) caps what the trajectories of this call may spend, each
-        priced by ``cost_of``; it is counted in one process (``processes`` 1)."""
+        priced by ``cost_of``, with ``spent_before`` (what the run directory's journal had
+        spent already); it is counted in one process (``processes`` 1)."""
         if max_cost is not None and (cost_of is None or processes > 1):
             raise ValueError("a cost cap needs cost_of and one process")
         self.max_cost = max_cost
         self.cost_of = cost_of
+        self.spent_before = spent_before
+        self.budget: Budget | None = None
         self.order = order
         self._total = total
         self.instances = instances
@@ -246,7 +257,7 @@ class Runner:
         """``items`` until the spent cost reaches the cap: then no new one is handed out
         (those in flight finish), and the result says the run stopped at the cap."""
         for item in items:
-            if self.max_cost is not None and result.spent >= self.max_cost:
+            if self.budget is not None and self.budget.reached():
                 result.cost_capped = True
                 return
             yield item
@@ -281,7 +292,7 @@ class Runner:
             # this trajectory's decoded images and encoded overlays, let go when it ends
             with holding():
                 state = await item.strategy.graph.ainvoke(state_in, config=cfg)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, CostCapped):
             raise
         except Exception as exc:  # a bug in a strategy: record it, keep the run going
             state = {
@@ -363,7 +374,16 @@ class Runner:
                 if queue is not None:
                     queue.put_nowait(item)
                 else:
-                    sink(await self._one(item))
+                    await one(item)
+
+        async def one(item: WorkItem) -> None:
+            try:
+                traj = await self._one(item)
+            except CostCapped:  # its first call refused at the cap: it never started
+                if self.budget is not None:
+                    self.budget.refuse(item.key)
+                return
+            sink(traj)
 
         async def workers() -> None:
             try:
@@ -376,7 +396,7 @@ class Runner:
 
         async def serial(queue: asyncio.Queue) -> None:
             while (item := await queue.get()) is not None:
-                sink(await self._one(item))
+                await one(item)
 
         await asyncio.gather(workers(), *(serial(q) for q in queues.values()))
 
@@ -390,7 +410,10 @@ class Runner:
         writer = JournalWriter(journal_path)
         done = finished_keys(journal_path)
         total = self.total()
-        result = RunResult(run_dir=self.run_dir, total=total, max_cost=self.max_cost)
+        result = RunResult(run_dir=self.run_dir, total=total, max_cost=self.max_cost,
+                           spent=self.spent_before, spent_before=self.spent_before)
+        if self.max_cost is not None:
+            self.budget = Budget(self.max_cost, before=self.spent_before)
         todo = Counter(item.backend.spec for item in self._items(done))
         result.skipped = total - sum(todo.values())
         for b in self.backends:  # before the progress bar, which owns the terminal
@@ -418,11 +441,15 @@ class Runner:
         def sink(traj: Trajectory) -> None:
             writer.append(traj)
             if self.cost_of is not None:
-                result.spent += self.cost_of(traj)
+                cost = self.cost_of(traj)
+                result.spent += cost
+                if self.budget is not None:
+                    self.budget.finish(traj.key, cost)
             count(traj.status, traj.error.kind if traj.error else None,
                   sum(1 for s in traj.steps if s.reply.cached),
                   traj.error.message if traj.error else "", traj.notes, traj.strategy)
 
+        budget = BUDGET.set(self.budget)  # the calls of every trajectory see it
         try:
             with progress:
                 if self.processes > 1 and self.setup is not None:
@@ -432,6 +459,9 @@ class Runner:
                 else:
                     await self.drain(self._capped(self._items(done), result), sink)
         finally:
+            BUDGET.reset(budget)
             writer.close()
             result.seconds = time.perf_counter() - t_start
+        if self.budget is not None and self.budget.refused:
+            result.cost_capped = True
         return result

@@ -39,6 +39,14 @@ class LineError:
 
 
 @dataclass
+class Dropped:
+    """A behaviour for batched requests only: the batch loses the request (OpenAI: a line in
+    neither the output nor the error file, counted as failed; Gemini, whose responses come
+    in input order, one per request: as a :class:`LineError`). A synchronous request given it
+    gets a 500 ("bad behaviour")."""
+
+
+@dataclass
 class StoredFile:
     id: str
     kind: str  # "openai" or "gemini"

@@ -29,7 +29,8 @@ OpenAI (Files + Batches; every path also without its ``/v1``)
     * Output file lines ``{"id", "custom_id", "response": {"status_code", "request_id",
       "body"}, "error": null}``; an ``Error`` (or a ``Raw`` with status >= 400) goes to the
       error file in the same shape with its status and error body; a :class:`LineError`
-      goes there as ``{"response": null, "error": {"code", "message"}}``. A file is made
+      goes there as ``{"response": null, "error": {"code", "message"}}``; a :class:`Dropped`
+      line goes to neither (a batch that lost it; counted failed). A file is made
       only when it has lines. Each file's lines are shuffled (``random.Random(f"{seed}:{batch
       id}")``, ``fp.batch_seed``), never left in input order when there are two or more, as
       real batches do not keep order; ``fp.batch_keep_order = True`` keeps it.
@@ -127,9 +128,10 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from fake_batch_store import (  # the first three re-exported: the tests take them from here
+from fake_batch_store import (  # the first four re-exported: the tests take them from here
     EXPIRED_MESSAGE,
     BatchesMixin,
+    Dropped,
     LineError,
     _gem_error,
     _is_gemini_caller,
@@ -156,7 +158,7 @@ from fake_batches_openai import (
     _oa_upload,
 )
 
-__all__ = ["EXPIRED_MESSAGE", "BatchesMixin", "LineError", "route"]
+__all__ = ["EXPIRED_MESSAGE", "BatchesMixin", "Dropped", "LineError", "route"]
 
 
 def _get_file(handler, provider, match, query, raw) -> None:

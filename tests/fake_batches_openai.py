@@ -10,6 +10,7 @@ from fake_batch_store import (
     DAY,
     EXPIRED_MESSAGE,
     OPENAI_ENDPOINTS,
+    Dropped,
     LineError,
     StoredBatch,
     StoredFile,
@@ -217,6 +218,10 @@ def _oa_run(provider, b: StoredBatch, limit: int | None = None) -> None:
         rec = _recorded(provider, OPENAI_ENDPOINTS[b.endpoint], line["url"], b.headers, body,
                         str(body.get("model", "")), b.id, cid)
         status, payload = provider._batch_line(rec)
+        if status == 0 and isinstance(payload, Dropped):
+            results.append({"index": i, "error": True, "dropped": True,
+                            "line": {"custom_id": cid}})
+            continue
         if status == 0:
             le = payload if isinstance(payload, LineError) else LineError(
                 "server_error", f"bad behaviour {payload!r}")
@@ -244,7 +249,7 @@ def _oa_write_files(provider, b: StoredBatch) -> None:
         return
     seed = f"{provider.batch_seed}:{b.id}"
     for is_error in (False, True):
-        lines = [r["line"] for r in b.results if r["error"] is is_error]
+        lines = [r["line"] for r in b.results if r["error"] is is_error and not r.get("dropped")]
         if not lines:
             continue
         if not provider.batch_keep_order:

@@ -9,8 +9,9 @@ go through it; a benchmark plans its run (``engine.benchmark``), the pipeline do
    ``run.json``; it may render inputs there), resumes an earlier ``run.json`` by its own
    rule, and its files are written;
 4. the runner journals every trajectory; with ``max_cost`` it stops handing out new ones
-   once what this call spent (its trajectories' token usage × each model's price,
-   ``backends.prices``) reaches the cap.
+   once what the run directory spent (its trajectories' token usage × each model's price,
+   ``backends.prices``; the journal's earlier trajectories included) and what batches have
+   committed reaches the cap.
 
 With ``dry_run`` the checks of 1 and 2 are made (no server is asked what it serves), and
 instead of 3 and 4 the plan runs against stand-ins in a temporary directory
@@ -255,6 +256,34 @@ def _cost_meter(clients: list, max_cost: float | None, processes: int) -> Any:
     return spent
 
 
+def _spent_before(run: RunDir) -> float:
+    """What the run directory's journal has spent, in US dollars: its model replies' token
+    usage at each model's price (at the batch discount for a backend run.json says went
+    through a batch API; a reply the cache served cost nothing), as ``show`` prices it. A
+    resumed run's ``--max-cost`` counts it."""
+    from .engine.journal import iter_records
+    from .evals import costs
+
+    if not run.journal.is_file():
+        return 0.0
+    batched = costs.batched_specs(run.config.backends) if run.config else frozenset()
+    prices: dict[str, Any] = {}
+    total = 0.0
+    for rec in iter_records(run.journal):
+        if kind_of(rec["backend"], bool(rec.get("simulated"))) != "model":
+            continue
+        model = str(rec["model"])
+        price = prices[model] if model in prices else prices.setdefault(
+            model, price_table.price_for(model))
+        usage: dict[str, int] = {}
+        for step in rec["steps"]:
+            reply = step.get("reply") or {}
+            if not reply.get("cached"):
+                costs.add_usage(usage, reply.get("usage"))
+        total += costs.cost_of(usage, price, rec["backend"] in batched) or 0.0
+    return total
+
+
 async def run_async(
     data: str | Path | None = None,
     strategies: Sequence[str] = (settings.DEFAULT_STRATEGY,),
@@ -290,8 +319,8 @@ async def run_async(
 ) -> RunResult | DryRunEstimate:
     """Run a benchmark's strategies against backends into a run directory; see ``run``.
 
-    ``max_cost`` (US dollars) stops the run cleanly once this call's trajectories have spent
-    it (``RunResult.cost_capped``); ``prices`` is a user price file read before the built-in
+    ``max_cost`` (US dollars) stops the run cleanly once the run directory's trajectories
+    have spent it, those of earlier calls included (``RunResult.cost_capped``); ``prices`` is a user price file read before the built-in
     table (default ``$UNSEEN_PRICES``). ``dry_run`` returns the plan's estimate
     (``unseen.dryrun.DryRunEstimate``: trajectories, calls, tokens and cost per backend)
     without a call to any provider and without writing anything. ``subset`` (``engine.subset.
@@ -343,6 +372,8 @@ async def run_async(
             raise RunError(f"{run_dir} holds a {run.benchmark} run, not a {bench.name} one; "
                            "choose another --out")
         with hold(run_dir, run_label):  # before any file: one process per run directory
+            # what the journal spent counts against the cap (run.json not yet rewritten)
+            spent_before = _spent_before(run) if cost_of is not None else 0.0
             plan = bench.plan(request, specs, clients, run_dir)
             apply_subset(plan, subset)
             prints = _record_fingerprints(plan)
@@ -368,7 +399,8 @@ async def run_async(
                     instances=plan.instances, cache_dir=cache_dir, use_cache=cache,
                     options=connect_options)
             runner = Runner.from_plan(plan, clients, run_dir, progress=progress,
-                                      processes=processes, max_cost=max_cost, cost_of=cost_of)
+                                      processes=processes, max_cost=max_cost, cost_of=cost_of,
+                                      spent_before=spent_before)
             result = await runner.run()
             if processes == 1:  # shard processes keep their own counts
                 _record_backend_state(run, clients)

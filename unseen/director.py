@@ -67,7 +67,8 @@ async def run_study_async(design: Design, backends: Sequence[str], out: str | Pa
                           dry_run: bool = False) -> RunResult | DryRunEstimate:
     """Run ``design`` against each backend (``SPEC`` or ``NAME=SPEC``) into ``out``: the
     ``director`` benchmark through the one run pipeline (``unseen.api.run_async``);
-    ``max_cost`` (US dollars) stops it cleanly once this call's replies have spent it.
+    ``max_cost`` (US dollars) stops it cleanly once the run directory's replies have spent
+    it (those of earlier calls into ``out`` included).
     ``dry_run`` returns the study's plan (``unseen.dryrun.DryRunEstimate``: calls, tokens
     and cost per backend, each condition's one or two turns counted by running it against
     ``sim:director-oracle``) without a call to any provider and without writing to

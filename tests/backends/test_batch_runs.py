@@ -15,14 +15,12 @@ import asyncio
 import json
 
 import pytest
-from fake_providers import Error, Reply
+from batch_helpers import FAST, answer, batches_made, ledger, sent, stable
+from fake_providers import Error
 from helpers import read_journal, run_tiny_study, tiny_design
 
 import unseen
 from unseen.api import run_async
-
-FAST = {"batch_window_s": 0.2, "batch_poll_s": 0.02, "backoff_base_s": 0.01, "cache": False,
-        "progress": False}
 
 
 @pytest.fixture(autouse=True)
@@ -35,26 +33,13 @@ def text_of(body: dict) -> str:
     return json.dumps(body)
 
 
-def answer(rec) -> Reply:
-    """Boxes for box prompts, a region for SPoE's, a Director report for the Director's."""
-    text = text_of(rec.body)
-    if "LESS likely" in text:
-        return Reply("A")
-    if "block" in text and "visible" in text:
-        return Reply('{"visible": [1, 2], "block": 3}')
-    key = "box_2d" if rec.protocol == "gemini" else "box"
-    return Reply(json.dumps({key: [100, 200, 300, 400]}))
-
-
-def batches_made(fp) -> list[str]:
-    return [p for m, p in fp.batch_calls if m == "POST" and p.rstrip("/").endswith(
-        ("/batches", ":batchGenerateContent"))]
-
-
-def stable(rows: list[dict]) -> list[dict]:
-    keep = ("key", "instance_id", "strategy", "status", "prediction", "metrics")
-    return sorted(({k: r[k] for k in keep} | {"texts": [s["reply"]["text"] for s in r["steps"]]}
-                   for r in rows), key=lambda r: r["key"])
+async def submitted(run_dir, n: int = 1) -> None:
+    """Until the run's ledger records ``n`` batches sent (bounded: 25 s)."""
+    for _ in range(1250):
+        if sent(run_dir) >= n:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no {n} batches in the ledger: {ledger(run_dir)}")
 
 
 @pytest.mark.parametrize("backend", ["openai:gpt-4o", "openai-responses:gpt-4o"])
@@ -110,10 +95,7 @@ def test_a_killed_run_resumes_its_batches_and_sends_nothing_twice(fp, sample_dat
         task = asyncio.ensure_future(run_async(
             sample_data, ["direct"], ["openai:gpt-4o"], base_url=fp.openai_base_url, out=out,
             limit=4, batch=True, **FAST))
-        for _ in range(500):
-            await asyncio.sleep(0.02)
-            if (out / "batches.jsonl").exists():
-                break
+        await submitted(out)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -126,8 +108,7 @@ def test_a_killed_run_resumes_its_batches_and_sends_nothing_twice(fp, sample_dat
                      out=out, limit=4, batch=True, **FAST)
     assert res.answered == 4
     assert len(batches_made(fp)) == 1  # followed, never sent again
-    ledger = [json.loads(line) for line in (out / "batches.jsonl").read_text().splitlines()]
-    assert [e["event"] for e in ledger] == ["submitted", "ended"]
+    assert [e["event"] for e in ledger(out)] == ["intent", "submitted", "ended"]
 
 
 def test_an_expired_batch_and_a_partial_error_file_are_retried_in_a_later_batch(

@@ -152,12 +152,98 @@ def test_a_director_study_stops_at_its_cost_cap(fp, tmp_path, director_scenes, m
                                 concurrency=1, max_cost=0.4, prices=prices_file)
     recs = read_journal(run_dir)
     assert 3 <= len(recs) < 16 and len(fp.requests) == len(recs)
-    # the command says it in its last line, exit status 3; the same --out resumes
-    res = CliRunner().invoke(cli.app, [
-        "director", "run", str(tmp_path / "tiny.toml"), "-b",
-        "acme-vision-7b=openai:acme-vision-7b", "--out", str(run_dir), "--scenes",
-        str(director_scenes), "--base-url", fp.openai_base_url, "--no-cache",
-        "--concurrency", "1", "--prices", str(prices_file), "--max-cost", "0.3"])
+    # the command says it in its last line, exit status 3; what the run directory spent
+    # counts: the same cap again starts nothing, a higher one goes on
+    argv = ["director", "run", str(tmp_path / "tiny.toml"), "-b",
+            "acme-vision-7b=openai:acme-vision-7b", "--out", str(run_dir), "--scenes",
+            str(director_scenes), "--base-url", fp.openai_base_url, "--no-cache",
+            "--concurrency", "1", "--prices", str(prices_file), "--max-cost"]
+    fp.requests.clear()
+    res = CliRunner().invoke(cli.app, [*argv, "0.4"])
+    assert res.exit_code == 3, res.output
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("stopped at the cost cap: spent $") and "before this invocation" in last
+    assert fp.requests == [] and len(read_journal(run_dir)) == len(recs)
+    higher = round(_spent(run_dir) + 0.3, 4)
+    res = CliRunner().invoke(cli.app, [*argv, str(higher)])
     assert res.exit_code == 3, res.output
     assert res.output.strip().splitlines()[-1].startswith("stopped at the cost cap: spent $")
     assert len(recs) < len(read_journal(run_dir)) <= 16
+
+
+# --batch: gpt-4o through OpenAI's batch API, at acme-vision's prices and its batch discount
+# (0.5); the fake counts each request's prompt tokens by the rules the estimate uses
+# (fake_tokens), and replies with the 25 output tokens the estimate assumes for a box
+BATCH = ["--batch", "--batch-window", "0.2", "--batch-poll", "0.1"]
+GPT = PRICES.replace('"acme-vision"', '"gpt-4o"')
+
+
+def _batch_argv(sample_data, fp, out, prices, *more):
+    argv = _argv(sample_data, fp, out, *BATCH, "--prices", str(prices), *more)
+    return [a.replace("acme-vision-7b", "gpt-4o") for a in argv]
+
+
+def _batch_spent(run_dir) -> float:
+    price = parse_prices(GPT, "t")[0]
+    return sum(price.cost(usage_of(s["reply"]["usage"]), batch=True)
+               for r in read_journal(run_dir) for s in r["steps"])
+
+
+@pytest.fixture
+def batch_fp(fp, tmp_path, monkeypatch):
+    from fake_tokens import prompt_tokens
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "gpt.toml").write_text(GPT, encoding="utf-8")
+    fp.default = Reply('{"box": [100, 200, 300, 400]}', completion_tokens=25)
+    fp.count_prompt = prompt_tokens
+    fp.batch_polls = 0
+    return fp
+
+
+def test_a_batch_run_stops_at_the_cost_cap(batch_fp, sample_data, tmp_path, run_main):
+    """Each line's estimated cost is committed before its batch is sent, and a trajectory's
+    first call is sent only while spent + committed is under the cap: the run stops as a run
+    without --batch does (exit 3, the same last line), near the cap, not a batch past it."""
+    fp, out = batch_fp, tmp_path / "r"
+    code, stdout, err = run_main(_batch_argv(sample_data, fp, out, tmp_path / "gpt.toml",
+                                             "--max-cost", "0.2"))
+    assert code == 3, err
+    last = stdout.strip().splitlines()[-1]
+    assert last.startswith("stopped at the cost cap: spent $") and "--max-cost $0.2" in last
+    recs = read_journal(out)
+    assert 1 <= len(recs) < 10 and len(fp.requests) == len(recs)  # all paid is journaled
+    spent = _batch_spent(out)
+    assert f"${spent:.4f}" in last
+    one = spent / len(recs)  # the lines cost alike (the sample's images are one size)
+    assert 0.2 <= spent < 0.2 + one  # past the cap by less than a line
+    # what the run directory spent counts: the same cap sends nothing, a higher one goes on
+    fp.requests.clear()
+    code, stdout, err = run_main(_batch_argv(sample_data, fp, out, tmp_path / "gpt.toml",
+                                             "--max-cost", "0.2"))
+    assert code == 3 and fp.requests == [] and len(fp._batches) == 1, err
+    last = stdout.strip().splitlines()[-1]
+    assert f"spent ${spent:.4f} of --max-cost $0.2 (${spent:.4f} of it before" in last
+    code, stdout, err = run_main(_batch_argv(sample_data, fp, out, tmp_path / "gpt.toml",
+                                             "--max-cost", "0.3"))
+    assert code == 3 and len(fp._batches) == 2, err
+    assert len(recs) < len(read_journal(out)) < 10
+    assert 0.3 <= _batch_spent(out) < 0.3 + one
+
+
+def test_a_capped_batch_run_finishes_the_trajectories_it_started(batch_fp, sample_data,
+                                                                 tmp_path):
+    """SPoE's later steps of a trajectory whose first step went are sent past the cap (it
+    finishes, as a trajectory in flight does without --batch); no trajectory starts after."""
+    fp = batch_fp
+    fp.default = lambda rec: Reply("A" if "LESS" in json.dumps(rec.body) else
+                                   '{"box": [100, 200, 300, 400]}', completion_tokens=5)
+    res = unseen.run(sample_data, ["spoe:T=2"], ["openai:gpt-4o"], base_url=fp.openai_base_url,
+                     out=tmp_path / "r", limit=10, batch=True, batch_window_s=0.2,
+                     batch_poll_s=0.02, cache=False, progress=False, max_cost=0.1,
+                     prices=tmp_path / "gpt.toml")
+    assert res.cost_capped and 1 <= res.done < 10
+    recs = read_journal(tmp_path / "r")
+    assert all(r["status"] == "answered" and len(r["steps"]) == 2 for r in recs)
+    assert len(fp.requests) == 2 * len(recs)  # every call paid for is journaled
+    assert res.spent == pytest.approx(_batch_spent(tmp_path / "r"))

@@ -22,7 +22,7 @@ FixedConcurrency = Annotated[bool, typer.Option("--fixed-concurrency", rich_help
 Batch = Annotated[bool, typer.Option("--batch", rich_help_panel=BATCHES, help="Through the batch API: cheaper, within 24 h.")]
 BatchWindow = Annotated[float, typer.Option(min=0.0, metavar="SECONDS", rich_help_panel=BATCHES, help="Idle time before sending.")]
 BatchPoll = Annotated[float, typer.Option(min=0.1, metavar="SECONDS", rich_help_panel=BATCHES, help="Between looks at a batch.")]
-MaxCost = Annotated[float | None, typer.Option("--max-cost", metavar="DOLLARS", rich_help_panel=COST, help="Stop cleanly at this spend (exit 3).")]
+MaxCost = Annotated[float | None, typer.Option("--max-cost", metavar="DOLLARS", rich_help_panel=COST, help="Stop once --out has spent this (exit 3).")]
 Prices = Annotated[Path | None, typer.Option("--prices", rich_help_panel=COST, help="Price file (default: $UNSEEN_PRICES).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", rich_help_panel=COST, help="Count calls, tokens and dollars; call nothing.")]
 Format = Annotated[str, typer.Option("--format", rich_help_panel=COST, help="With --dry-run: table or json.")]

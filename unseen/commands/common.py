@@ -76,14 +76,17 @@ def close(result: Any, what: str, strict: bool, quiet: bool) -> None:
 
 def _cost_line(result: Any, what: str, quiet: bool, capped: bool) -> None:
     spent = f"spent ${result.spent:.4f} of --max-cost ${result.max_cost:g}"
+    if before := getattr(result, "spent_before", 0.0):  # the run directory's earlier runs
+        spent += f" (${before:.4f} of it before this invocation)"
     if not capped:
         (err if quiet else out).print(spent, soft_wrap=True, highlight=False, markup=False)
         return
     left = max(0, result.total - result.skipped - result.done)
     (err if quiet else out).print(
         f"stopped at the cost cap: {spent} ({result.done} new {what} journaled, those in "
-        f"flight finished; {left} not started); rerun the same command with the same --out "
-        "to resume", soft_wrap=True, highlight=False, markup=False)
+        f"flight finished; {left} not started); to go on, rerun the same command with the "
+        "same --out and a higher --max-cost (what the run directory spent counts)",
+        soft_wrap=True, highlight=False, markup=False)
     raise typer.Exit(COST_CAP_EXIT)
 
 
