@@ -20,9 +20,9 @@ import tomllib
 
 from rich.console import Console
 
-from unseen.evals.director.power import parse_effects
-from unseen.evals.director.power_report import power_report, render
-from unseen.evals.director.study import Design, load_design
+from unseen.evals.director.analysis.power import parse_effects
+from unseen.evals.director.analysis.power_report import power_report, render
+from unseen.evals.director.study.design import Design, load_design
 
 DESIGN = """
 name = "power-benchmark"

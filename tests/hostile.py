@@ -247,7 +247,7 @@ TINY = ('name = "tiny"\nsamples = 2\nseed = 1\nsize = "512x384"\n[sets.main]\nn 
 def a_study(ctx: Ctx) -> None:
     """The tiny design (``d.toml``) run with the simulator into ``ctx.out``: 4 replies."""
     from unseen.director import run_study
-    from unseen.evals.director.study import load_design
+    from unseen.evals.director.study.design import load_design
 
     (ctx.tmp / "d.toml").write_text(TINY, encoding="utf-8")
     run_study(load_design(ctx.tmp / "d.toml"), ["sim"], Path(ctx.out), scenes=ctx.scenes,

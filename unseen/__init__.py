@@ -19,7 +19,7 @@ _EXPORTS = {
     "UnseenError": ".engine.errors",
     "connect": ".backends",
     "load_dataset": ".evals.scenefunri",
-    "load_design": ".evals.director.study",
+    "load_design": ".evals.director.study.design",
     "run": ".api",
     "run_async": ".api",
     "run_study": ".director",

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from .api import run_async
 from .engine.runner import RunResult
-from .evals.director import strategy as _strategy  # noqa: F401 - registers `director`
-from .evals.director.runner import StudyError
-from .evals.director.study import Design
+from .evals.director.study.design import Design
+from .evals.director.study.runner import StudyError
+from .evals.director.task import strategy as _strategy  # noqa: F401 - registers `director`
 
 if TYPE_CHECKING:
     from .dryrun import DryRunEstimate

@@ -14,9 +14,9 @@ from typing import Any
 from .backends.prices import price_for
 from .engine.errors import warn
 from .engine.sanitize import shown
-from .evals.director.analyze import Analysis, AnalysisError, analyze_run
-from .evals.director.plots import plot_analysis as plot
-from .evals.director.tables import FORMATS, render
+from .evals.director.analysis.analyze import Analysis, AnalysisError, analyze_run
+from .evals.director.analysis.plots import plot_analysis as plot
+from .evals.director.analysis.tables import FORMATS, render
 
 #: Where --paper writes the figures without --plots.
 PAPER_FIGURES = "paper-figures"
@@ -67,9 +67,9 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
         warn(gap)
     written: list[Path] = []
     if paper:
-        from .evals.director.paper_figures import draw
-        from .evals.director.paper_tables import layouts
-        from .evals.director.paper_tables import render as render_paper
+        from .evals.director.paper.figures import draw
+        from .evals.director.paper.tables import layouts
+        from .evals.director.paper.tables import render as render_paper
 
         lays = layouts(analysis, _coding(run_dir))
         result = render_paper(analysis, lays, fmt, width=console.width)
@@ -90,8 +90,8 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
 
 def _with_verdicts(result: Any, full: Analysis, part: Analysis, fmt: str) -> Any:
     """``result`` and the verdicts that changed without the apparent-size scenes."""
-    from .evals.director.verdicts import changed
-    from .evals.director.verdicts import render as render_verdicts
+    from .evals.director.paper.verdicts import changed
+    from .evals.director.paper.verdicts import render as render_verdicts
 
     rows = changed(full, part)
     if fmt == "json":

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 
 from ...engine.oracle import Respondent, SimAnswer, register_knobs, sim_task
-from .knobs import DirectorKnobs
-from .oracle import CoderTruth, DirectorTruth
+from .sim.knobs import DirectorKnobs
+from .task.oracle import CoderTruth, DirectorTruth
 
 #: Simulated Director respondents (knobs: :class:`.knobs.DirectorKnobs`, spelled ``dir_``).
 SIM_PROFILES = {
@@ -34,7 +34,7 @@ def answer_director(sim: Respondent, truth: DirectorTruth, rng: random.Random) -
     """One turn of a Director condition: the JSON fields of ``truth.fields`` only, drawn
     from the respondent model with the ``dir_`` knobs; scene offsets from the scene id and
     ``seed``. A turn that chooses a block carries a reasoning trace (``dir_traces``)."""
-    from .simulated import respond_with_trace  # numerics load on the first Director request
+    from .sim.simulated import respond_with_trace  # numerics load on the first Director request
 
     text, trace = respond_with_trace(sim.extra("dir_"), truth, rng, seed=sim.seed)
     return SimAnswer(text, reasoning=trace)

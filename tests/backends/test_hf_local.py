@@ -166,7 +166,7 @@ def test_direct_spoe_and_a_director_condition_end_to_end(tiny, sample_data, tmp_
     """The run pipeline on the real model: every trajectory answered or failed typed (random
     weights answer nonsense: parse failures), never an internal error; provenance journaled."""
     from unseen.director import run_study
-    from unseen.evals.director.study import Design
+    from unseen.evals.director.study.design import Design
 
     spec = f"hf:{tiny},box_format=norm1000"
     res = unseen.run(sample_data, ["direct", "spoe:T=2"], [spec], out=tmp_path / "run", limit=2,

@@ -144,7 +144,7 @@ async def test_spoe_regions_picked_by_click_and_by_key(browser, sample_data, ins
 
 async def test_a_director_prompt_answered_in_its_fields(browser, director_scenes, tmp_path, monkeypatch):
     from unseen.director import run_study_async
-    from unseen.evals.director.study import load_design
+    from unseen.evals.director.study.design import load_design
 
     design = tmp_path / "tiny.toml"
     design.write_text(tiny_design(n=1, batches={"q": ["move/twoturn"]}), encoding="utf-8")

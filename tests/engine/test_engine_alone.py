@@ -20,9 +20,9 @@ SCRIPT = textwrap.dedent('''
     from unseen.engine.images import part_bytes
     from unseen.engine.runner import Runner
     from unseen.engine.types import Instance, RunConfig
-    from unseen.evals.director.coding.codebook import Codes
-    from unseen.evals.director.dataset import load_scenes
-    from unseen.evals.director.traces import write_trace
+    from unseen.evals.director.task.codebook import Codes
+    from unseen.evals.director.scenes.dataset import load_scenes
+    from unseen.evals.director.sim.traces import write_trace
     from unseen.evals.scenefunri import load_dataset
     from unseen.strategies import available, build
 

@@ -41,7 +41,7 @@ def test_the_built_ins_are_entry_points_like_any_plug_in():
         return {ep.value for ep in entry_points(group=group)}
 
     assert {"unseen.strategies.direct", "unseen.strategies.spoe",
-            "unseen.evals.director.strategy"} <= named("unseen.strategies")
+            "unseen.evals.director.task.strategy"} <= named("unseen.strategies")
     assert {"unseen.backends.sim", "unseen.backends.openai_chat",
             "unseen.backends.gemini"} <= named("unseen.backends")
     assert {"unseen.backends.sim_tasks", "unseen.evals.director.sim_tasks"} <= named(

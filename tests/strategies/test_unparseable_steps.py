@@ -21,9 +21,9 @@ from helpers import read_journal
 from unseen.backends import make_backend
 from unseen.engine.runner import Runner
 from unseen.engine.types import Instance, Reply, RunConfig
-from unseen.evals.director.coding.codebook import Codes
-from unseen.evals.director.dataset import load_scenes
-from unseen.evals.director.traces import write_trace
+from unseen.evals.director.scenes.dataset import load_scenes
+from unseen.evals.director.sim.traces import write_trace
+from unseen.evals.director.task.codebook import Codes
 from unseen.strategies import available, build
 
 GARBLE = "Hmm, hard to say from this picture."

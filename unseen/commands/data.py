@@ -171,7 +171,7 @@ def data_director(
     size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "1024x768",
 ) -> None:
     """Render a Director Task scene set; every answer key is checked two ways."""
-    from ..evals.director.sets import build_set
+    from ..evals.director.scenes.sets import build_set
 
     width, height = _size(size)
     try:

@@ -35,7 +35,7 @@ def director_prompts(
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Print every prompt condition, each checked byte for byte against its request's base."""
-    from ..evals.director.prompts import PromptError, build, check_identity, conditions
+    from ..evals.director.task.prompts import PromptError, build, check_identity, conditions
 
     if fmt not in ("text", "json"):
         raise UserError(f"--format must be text or json, got {fmt!r}")
@@ -113,7 +113,7 @@ def director_run(
     """
     from ..director import run_study
     from ..engine.runner import RunResult
-    from ..evals.director.study import load_design
+    from ..evals.director.study.design import load_design
     from .estimate import check_format, print_estimate
 
     check_format(fmt, dry_run)
@@ -279,7 +279,7 @@ def director_codebook(
     second_pass: Annotated[bool, typer.Option("--second-pass", help="The second pass's wording (no report).")] = False,
 ) -> None:
     """Print the codebook the coder (and people coding a sheet) code by."""
-    from ..evals.director.coding.codebook import codebook
+    from ..evals.director.task.codebook import codebook
 
     plain(codebook(second_pass), end="")
 
@@ -332,10 +332,10 @@ def director_power(
     and the measured coverage of its 95 % intervals where the true difference is known."""
     import math
 
-    from ..evals.director.power import parse_effects
-    from ..evals.director.power_report import power_report
-    from ..evals.director.power_report import render as render_power
-    from ..evals.director.study import load_design
+    from ..evals.director.analysis.power import parse_effects
+    from ..evals.director.analysis.power_report import power_report
+    from ..evals.director.analysis.power_report import render as render_power
+    from ..evals.director.study.design import load_design
 
     if scenes not in ("resample", "fixed"):
         raise UserError(f"--scenes must be resample or fixed, got {scenes!r}")
@@ -359,7 +359,7 @@ def director_power(
         plain(json.dumps(clean(report), indent=2))
         return
     out.print(render_power(report, title=f"{design.name}: simulated power and coverage ({reps} studies)"))
-    from ..evals.director.study import TRACE_MEASURES
+    from ..evals.director.study.design import TRACE_MEASURES
 
     traced = sum(c.measure in TRACE_MEASURES for c in design.comparisons)
     if traced:

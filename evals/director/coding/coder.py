@@ -27,10 +27,10 @@ from ....engine.graph import Parsed, StrategyState, ask_node
 from ....engine.types import Decoding, ReasoningEffort, Reply, Request, Step
 from ....strategies.kit import text_turn
 from ....strategies.registry import strategy
-from ..oracle import CoderTruth
-from ..parse import parse_reply
-from ..traces import last_sentence, read_trace, trace_quotes
-from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+from ..sim.traces import last_sentence, read_trace, trace_quotes
+from ..task.codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+from ..task.oracle import CoderTruth
+from ..task.parse import parse_reply
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph

@@ -28,9 +28,9 @@ from ....engine.journal import JOURNAL, latest
 from ....engine.records import StepRecord, TrajectoryRecord
 from ....engine.types import Instance
 from ....engine.userfiles import read_json_lines
-from ..study_run import reply_row, run_model_names
-from ..traces import test_traces
-from .codebook import Coded, Codes
+from ..sim.traces import test_traces
+from ..study.study_file import reply_row, run_model_names
+from ..task.codebook import Coded, Codes
 
 CODING_DIR = "coding"
 ITEMS_FILE = "items.jsonl"

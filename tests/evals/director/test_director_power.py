@@ -9,14 +9,14 @@ from rich.table import Table
 from scipy.special import expit
 
 from unseen.engine.types import Instance
-from unseen.evals.director import power as P
-from unseen.evals.director import power_report as PR
-from unseen.evals.director import respondent as R
-from unseen.evals.director.fast_gee import fast_compare
-from unseen.evals.director.measures import score
-from unseen.evals.director.prompts import conditions
-from unseen.evals.director.stats import compare
-from unseen.evals.director.study import Design
+from unseen.evals.director.analysis import power as P
+from unseen.evals.director.analysis import power_report as PR
+from unseen.evals.director.analysis.fast_gee import fast_compare
+from unseen.evals.director.analysis.stats import compare
+from unseen.evals.director.sim import respondent as R
+from unseen.evals.director.study.design import Design
+from unseen.evals.director.task.measures import score
+from unseen.evals.director.task.prompts import conditions
 
 
 def _design(text: str, n: int = 12, samples: int = 5) -> Design:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 from scipy.special import expit
 
-from unseen.evals.director.stats import (
+from unseen.evals.director.analysis.stats import (
     Comparison,
     bh,
     compare,

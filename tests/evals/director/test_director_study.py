@@ -14,9 +14,9 @@ from unseen.api import parse_backend
 from unseen.backends import sim
 from unseen.director import run_study
 from unseen.engine.types import Instance
-from unseen.evals.director.measures import rows, score
-from unseen.evals.director.runner import StudyError, plan_calls
-from unseen.evals.director.study import DesignError, load_design
+from unseen.evals.director.study.design import DesignError, load_design
+from unseen.evals.director.study.runner import StudyError, plan_calls
+from unseen.evals.director.task.measures import rows, score
 
 TINY = tiny_design(
     samples=2, seed=3, n=4,
@@ -222,7 +222,7 @@ def test_measures_on_hand_worked_replies():
 
 def _plan(design, names, scenes):
     from unseen.backends import connect
-    from unseen.evals.director.runner import scene_sets
+    from unseen.evals.director.study.runner import scene_sets
     from unseen.strategies import build
 
     sets = scene_sets(design, ["main"], scenes, progress=False)
@@ -301,7 +301,7 @@ def test_a_model_no_batch_asks_is_refused(tmp_path, tiny, scenes):
 def test_missing_scene_images_are_a_clear_error(tmp_path, tiny, scenes):
     import shutil
 
-    from unseen.evals.director.dataset import SceneSetError, load_scenes
+    from unseen.evals.director.scenes.dataset import SceneSetError, load_scenes
 
     copy = tmp_path / "main"
     shutil.copytree(scenes / "main", copy)

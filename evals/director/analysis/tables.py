@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from ..study.design import Comparison as DesignComparison
 from . import costs as cost_rows
 from .analyze import MARGIN_GROUP, PLACES, Analysis
 from .shown import (  # noqa: F401 - re-exported: the shared cells live in .shown
@@ -33,7 +34,6 @@ from .shown import (  # noqa: F401 - re-exported: the shared cells live in .show
     tex_tabular,
     what,
 )
-from .study import Comparison as DesignComparison
 
 FORMATS = ("table", "json", "md", "latex")
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...engine.records import TrajectoryRecord
-from ...engine.userfiles import read_json_object, validated
-from .study import Design
+from ....engine.records import TrajectoryRecord
+from ....engine.userfiles import read_json_object, validated
+from .design import Design
 
 STUDY_FILE = "study.json"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ...engine.errors import UnseenError
-from ...engine.images import inside
-from ...engine.types import Instance
-from ...engine.userfiles import decode, read_bytes
-from ...renderers.camera import Camera
+from ....engine.errors import UnseenError
+from ....engine.images import inside
+from ....engine.types import Instance
+from ....engine.userfiles import decode, read_bytes
+from ....renderers.camera import Camera
 from .geometry import OBox
 from .sets import SCENES_FILE
 

@@ -54,8 +54,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .fast_gee import fast_compare
-from .respondent import (
+from ..sim.respondent import (
     DirectorKnobs,
     Features,
     Plan,
@@ -65,9 +64,10 @@ from .respondent import (
     role_probs,
     scene_rates,
 )
+from ..study.design import TRACE_MEASURES, Design
+from ..study.design import Comparison as DesignComparison
+from .fast_gee import fast_compare
 from .stats import bh, compare
-from .study import TRACE_MEASURES, Design
-from .study import Comparison as DesignComparison
 
 Scenes = Literal["resample", "fixed"]
 METHODS = ("gee", "paired", "bound", "none")
@@ -131,7 +131,7 @@ class ScenePool:
 @lru_cache(maxsize=16)
 def scene_pool(set_name: str, n: int, seed: int = 0) -> ScenePool:
     """The first ``n`` layouts of a set as drawn by ``layout.make_set`` (no rendering)."""
-    from .layout import make_set
+    from ..scenes.layout import make_set
 
     keys, ids = [], []
     for lay in make_set(set_name, n, seed):

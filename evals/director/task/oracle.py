@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ...engine.oracle import Truth
+from ....engine.oracle import Truth
 
 
 class SceneKey(BaseModel):

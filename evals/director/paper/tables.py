@@ -16,10 +16,11 @@ import textwrap
 from dataclasses import asdict
 from typing import Any
 
-from ..table_fit import fold, longest_piece
-from .analyze import Analysis
-from .paper_figures import figures
-from .paper_picks import (
+from ...table_fit import fold, longest_piece
+from ..analysis.analyze import Analysis
+from ..analysis.shown import SIMULATED, md_table, pct, tex, tex_tabular
+from .figures import figures
+from .picks import (
     COMBINED,
     OURS,
     VIS_MEAN,
@@ -36,7 +37,6 @@ from .paper_picks import (
     rt,
     with_batches,
 )
-from .shown import SIMULATED, md_table, pct, tex, tex_tabular
 
 FORMATS = ("table", "json", "md", "latex")
 

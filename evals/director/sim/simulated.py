@@ -10,7 +10,7 @@ import json
 import random
 from typing import Any
 
-from .oracle import DirectorTruth
+from ..task.oracle import DirectorTruth
 from .respondent import DirectorKnobs, choice_role, plan, sample, scene_offsets
 from .traces import sim_codes, write_trace
 

@@ -38,10 +38,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ...engine.errors import UnseenError
-from ...engine.userfiles import first_problem, read_text
-from .prompts import PromptError, parse_condition
-from .sets import DEFAULT_N, SETS
+from ....engine.errors import UnseenError
+from ....engine.userfiles import first_problem, read_text
+from ..scenes.sets import DEFAULT_N, SETS
+from ..task.prompts import PromptError, parse_condition
 
 #: What a comparison measures, per answered reply (see ``measures``).
 Measure = Literal["hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known",

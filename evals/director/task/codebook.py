@@ -32,8 +32,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ....engine.userfiles import first_problem
-from ..parse import last_object
-from ..prompts import REQUESTS, templates
+from .parse import last_object
+from .prompts import REQUESTS, templates
 
 READINGS = ("director_view", "own_view", "prior_knowledge", "largest_digit", "none")
 SEES = ("seen", "unseen", "not_stated")

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .analyze import Analysis, Share
-from .paper_picks import (
+from ..analysis.analyze import Analysis, Share
+from ..analysis.shown import pct
+from .picks import (
     COMBINED,
     OURS,
     VIS_MOVE,
@@ -26,7 +27,6 @@ from .paper_picks import (
     rt,
     with_batches,
 )
-from .shown import pct
 
 
 def _with_without(a: Analysis, number: str, caption: str, pick: Pick, measure: str,
@@ -127,7 +127,7 @@ def draw(a: Analysis, lays: list[Layout], out_dir: str | Path) -> list[Path]:
 def _finish(fig: Any, ax: Any, a: Analysis, lay: Layout, labels: list[str], path: Path) -> Path:
     import textwrap
 
-    from .plots import DPI, pyplot
+    from ..analysis.plots import DPI, pyplot
 
     title = _title(a, lay, labels)
     ax.set_title(textwrap.fill(title, 95), fontsize=9.5, loc="left",
@@ -142,7 +142,7 @@ def _finish(fig: Any, ax: Any, a: Analysis, lay: Layout, labels: list[str], path
 
 def _bars(a: Analysis, lay: Layout, path: Path) -> Path:
     """Grouped bars: a group per model, a bar per series, with the 95% intervals."""
-    from .plots import DPI, pyplot
+    from ..analysis.plots import DPI, pyplot
 
     plt = pyplot()
     f = lay.figure or {}
@@ -175,7 +175,7 @@ def _bars(a: Analysis, lay: Layout, path: Path) -> Path:
 
 def _stacked(a: Analysis, lay: Layout, path: Path) -> Path:
     """Horizontal stacked bars: one per model and condition, a segment per reading."""
-    from .plots import DPI, pyplot
+    from ..analysis.plots import DPI, pyplot
 
     plt = pyplot()
     f = lay.figure or {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..table_fit import Label, fit, fold, longest_piece, measure
+from ...table_fit import Label, fit, fold, longest_piece, measure
 from . import costs as cost_rows
 from .analyze import MARGIN_GROUP, Analysis
 from .shown import (

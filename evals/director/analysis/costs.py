@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .. import costs
+from ... import costs
 
 
 def model_costs(rows: Iterable[dict[str, Any]], prices: costs.Prices | None,

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ...engine.backend import Backend
-from ...engine.graph import Parsed, StrategyState, ask_node
-from ...engine.types import AnswerSpec, Decoding, ReasoningEffort, Reply, Request, Step
-from ...strategies.kit import image_turn, text_turn
-from ...strategies.registry import StrategyError, strategy
+from ....engine.backend import Backend
+from ....engine.graph import Parsed, StrategyState, ask_node
+from ....engine.types import AnswerSpec, Decoding, ReasoningEffort, Reply, Request, Step
+from ....strategies.kit import image_turn, text_turn
+from ....strategies.registry import StrategyError, strategy
 from .oracle import DirectorTruth, SceneKey
 from .parse import parse_reply
 from .prompts import Prompt, PromptError, build, parse_condition

@@ -22,7 +22,7 @@ from functools import cache
 from importlib import resources
 from itertools import cycle
 
-from ...engine.errors import UnseenError
+from ....engine.errors import UnseenError
 
 REQUESTS = ("mean", "move", "move-want", "move-will")
 QUESTIONS = ("vis", "novis", "count", "know", "stated", "after", "twoturn")

@@ -9,7 +9,7 @@ from typing import Any
 
 from .files import SCENES_FILE  # noqa: F401 - where the others look for it
 from .layout import Layout, make_layout, rearranged
-from .scenes import Unreadable, render_scene, write_scene
+from .render import Unreadable, render_scene, write_scene
 
 SETS = ("main", "rotated", "rearranged")
 DEFAULT_N = {"main": 160, "rotated": 150, "rearranged": 160}

@@ -84,8 +84,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from ..task.prompts import Condition, build, parse_condition
 from .knobs import DirectorKnobs
-from .prompts import Condition, build, parse_condition
 
 #: Report kinds (index 0, 1, 2 of :attr:`RoleProbs.report`).
 REPORTS = ("correct", "adds_hidden", "drops_one")

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analyze import NOT_ASKED, Analysis, Change, Share
-from .shown import change_cells, interval, pct
+from ..analysis.analyze import NOT_ASKED, Analysis, Change, Share
+from ..analysis.shown import change_cells, interval, pct
 
 OURS = "Layout ours: the text gives what the {what} shows, not its layout."
 

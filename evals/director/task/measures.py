@@ -38,11 +38,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...engine.journal import JOURNAL, latest
-from ...engine.types import Instance
-from ..costs import record_usage
-from .coding.items import trace_measures
-from .study_run import (
+from ....engine.journal import JOURNAL, latest
+from ....engine.types import Instance
+from ...costs import record_usage
+from ..coding.items import trace_measures
+from ..study.study_file import (
     STUDY_FILE,
     model_names,
     read_study,

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ...renderers.camera import Camera
-from ...renderers.mesh import Mesh, box, cube, cylinder, ellipsoid, merge, plane
-from ...renderers.raster import render
-from ...renderers.textures import digit_texture
+from ....renderers.camera import Camera
+from ....renderers.mesh import Mesh, box, cube, cylinder, ellipsoid, merge, plane
+from ....renderers.raster import render
+from ....renderers.textures import digit_texture
 from .layout import (
     MODEL_EYE,
     MODEL_FOV_Y,

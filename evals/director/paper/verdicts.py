@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .analyze import NOT_ASKED, Analysis, Change
-from .paper_picks import ch
-from .shown import md_table, pct, tex, tex_tabular, what
+from ..analysis.analyze import NOT_ASKED, Analysis, Change
+from ..analysis.shown import md_table, pct, tex, tex_tabular, what
+from .picks import ch
 
 
 def verdict(c: Change, margin: float) -> str:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import cast
 
-from ...engine.rundir import serving_lines
+from ....engine.rundir import serving_lines
+from ..study.design import Comparison as DesignComparison
 from .analyze import (
     MARGIN_GROUP,
     MEASURE_DESCRIPTIONS,
@@ -30,7 +31,6 @@ from .analyze import (
     Change,
     Rate,
 )
-from .study import Comparison as DesignComparison
 
 # --- numbers as shown -------------------------------------------------------------------------
 

@@ -37,14 +37,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from ...engine.errors import UnseenError
+from ....engine.errors import UnseenError
+from ..study.design import TRACE_MEASURES, Design, DesignError, load_design
+from ..study.design import Comparison as DesignComparison
+from ..study.study_file import run_model_names
+from ..task.measures import STUDY_FILE, read_study
+from ..task.measures import rows as run_rows
 from . import stats
-from .measures import STUDY_FILE, read_study
-from .measures import rows as run_rows
 from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
-from .study import TRACE_MEASURES, Design, DesignError, load_design
-from .study import Comparison as DesignComparison
-from .study_run import run_model_names
 
 #: The measures rated per condition, in table order.
 MEASURES = ("hidden", "dv", "accuracy", "joint", "ldv", "ldv_other", "count", "known",
@@ -412,8 +412,8 @@ def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, 
 def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]], frozenset[str]]:
     """Each design model's image settings and rejected parameters, and the backends that
     went through a batch API, from run.json."""
-    from ...engine.errors import UnseenError
-    from ...engine.rundir import RunDir, serving_text
+    from ....engine.errors import UnseenError
+    from ....engine.rundir import RunDir, serving_text
 
     try:
         config = RunDir(run_dir).config
@@ -427,6 +427,6 @@ def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]], froze
             serving[name] = text
         if desc.get("dropped_params"):
             dropped[name] = list(desc["dropped_params"])
-    from ..costs import batched_specs
+    from ...costs import batched_specs
 
     return serving, dropped, batched_specs(config.backends if config is not None else [])

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from ..sim.respondent import DirectorKnobs
+from ..study.design import Design
 from .power import _NONE, METHODS, PowerResult, Scenes, simulate
-from .respondent import DirectorKnobs
-from .study import Design
 
 # --- the report ----------------------------------------------------------------------------------
 

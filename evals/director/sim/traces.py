@@ -14,7 +14,7 @@ import random
 import re
 from typing import Any
 
-from .coding.codebook import READINGS, SEES, Codes
+from ..task.codebook import READINGS, SEES, Codes
 
 # --- writing -----------------------------------------------------------------------------------
 

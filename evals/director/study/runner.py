@@ -21,13 +21,13 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from ...engine.errors import UnseenError
-from ...engine.runner import WorkItem, trajectory_key
-from ...engine.types import Instance
-from .dataset import load_scenes
-from .measures import STUDY_FILE, read_study
-from .sets import SCENES_FILE, build_set
-from .study import Design
+from ....engine.errors import UnseenError
+from ....engine.runner import WorkItem, trajectory_key
+from ....engine.types import Instance
+from ..scenes.dataset import load_scenes
+from ..scenes.sets import SCENES_FILE, build_set
+from ..task.measures import STUDY_FILE, read_study
+from .design import Design
 
 
 class StudyError(UnseenError, ValueError):

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Literal, TypeVar
 
-from ...engine.boxtext import answer_text
+from ....engine.boxtext import answer_text
 
 FieldType = Literal["int", "ints"]
 T = TypeVar("T")
