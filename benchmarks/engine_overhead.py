@@ -30,7 +30,7 @@ from unseen.engine.graph import StrategyState, ask_node
 from unseen.engine.runner import Runner
 from unseen.engine.types import Reply, RunConfig
 from unseen.evals.scenefunri import load_dataset, scorer
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
 from unseen.strategies import build, strategy
 from unseen.strategies.kit import box_truth, read_box
 
@@ -114,7 +114,7 @@ def floor_graph(steps: int):
 
 def run_floor(steps: int, invocations: int) -> float:
     """CPU ms per step of ``invocations`` runs of the no-op graph, one after another."""
-    from unseen.evals.scenefunri.sample import bundled_sample
+    from unseen.evals.scenefunri.data.sample import bundled_sample
 
     inst = load_dataset(bundled_sample()).instances[0]
     graph = floor_graph(steps)

@@ -21,7 +21,7 @@ from fake_providers import FakeProvider
 
 import unseen
 from unseen import cli
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
 
 # the default reply cache (platformdirs' user cache dir) in a folder of this session's own:
 # a test never reads a reply an earlier session or the user's own runs cached

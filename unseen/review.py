@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from .backends.human_web import PageServer
 from .engine.types import ImagePart
-from .evals.scenefunri.review import REASONS, Build, Decision, now
+from .evals.scenefunri.data.review import REASONS, Build, Decision, now
 
 KEYS = {"accept": "a", "duplicate": "d", "evidence": "e", "ambiguous": "p", "other": "o"}
 

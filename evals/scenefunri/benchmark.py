@@ -14,8 +14,8 @@ from typing import Any
 from ...engine.benchmark import BenchmarkError, Plan, RunDefaults, RunRequest
 from ...engine.types import RunConfig
 from ...strategies import build
-from .dataset import INSTANCES_FILE, load_dataset
-from .sample import bundled_sample
+from .data.dataset import INSTANCES_FILE, load_dataset
+from .data.sample import bundled_sample
 from .scoring import scorer
 
 

@@ -21,7 +21,7 @@ from unseen.backends import BackendConfigError, connect
 from unseen.backends.human import Human, read_log
 from unseen.engine.journal import JOURNAL, iter_records
 from unseen.engine.types import AnswerSpec
-from unseen.evals.scenefunri.report import render, summarize
+from unseen.evals.scenefunri.report.summary import render, summarize
 
 
 def _records(run_dir: Path) -> list[dict]:

@@ -133,7 +133,7 @@ def test_spoe_choices_are_independent_across_rounds(sample_data, tmp_path):
 def test_skilled_sim_curve_falls_with_t(sample_data, tmp_path):
     """A skilled simulated chooser narrows in on the target: Dist falls round after round
     (before the fix the offline Figure 2 curve rose after t = 2)."""
-    from unseen.evals.scenefunri.curves import curves
+    from unseen.evals.scenefunri.report.curves import curves
 
     unseen.run(sample_data, ["spoe:T=6"], ["sim:strong"], out=tmp_path / "r", cache=False,
                progress=False)

@@ -30,7 +30,7 @@ from unseen.evals.director.coding.sheets import read_sheet
 from unseen.evals.director.scenes.dataset import load_scenes
 from unseen.evals.director.study.design import load_design
 from unseen.evals.director.task.measures import read_study
-from unseen.evals.scenefunri.dataset import find_instance, load_dataset
+from unseen.evals.scenefunri.data.dataset import find_instance, load_dataset
 
 USER_ERRORS = cli._user_errors()
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,

@@ -128,7 +128,7 @@ def test_the_runner_gives_each_trajectory_its_own_store(tmp_path):
     from unseen.engine.runner import Runner
     from unseen.engine.types import Reply, RunConfig
     from unseen.evals.scenefunri import load_dataset
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
     from unseen.strategies import build
 
     seen: list[dict | None] = []

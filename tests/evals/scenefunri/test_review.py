@@ -16,7 +16,7 @@ import pytest
 from human_driver import Person, stop
 
 from unseen.evals.scenefunri import load_dataset
-from unseen.evals.scenefunri.review import REVIEW_FILE, Build, Decision, carry_over
+from unseen.evals.scenefunri.data.review import REVIEW_FILE, Build, Decision, carry_over
 from unseen.review import serve_review
 
 

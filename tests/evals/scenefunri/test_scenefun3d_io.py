@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from plyfile import PlyData
 
-from unseen.evals.scenefunri.scenefun3d import (
+from unseen.evals.scenefunri.data.scenefun3d import (
     list_visits,
     read_depth,
     read_mesh,
@@ -18,8 +18,11 @@ from unseen.evals.scenefunri.scenefun3d import (
     usable_annotations,
     write_visit,
 )
-from unseen.evals.scenefunri.scenefun3d_common import _angle_axis_to_matrix, _matrix_to_angle_axis
-from unseen.evals.scenefunri.scenefun3d_types import (
+from unseen.evals.scenefunri.data.scenefun3d_common import (
+    _angle_axis_to_matrix,
+    _matrix_to_angle_axis,
+)
+from unseen.evals.scenefunri.data.scenefun3d_types import (
     Annotation,
     Description,
     FrameData,

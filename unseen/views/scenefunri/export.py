@@ -19,8 +19,8 @@ from typing import Any
 from ...engine.journal import checked
 from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
-from ...evals.scenefunri.cells import _costed, _usd, cost_note, serving_notes
-from ...evals.scenefunri.report import (
+from ...evals.scenefunri.report.cells import _costed, _usd, cost_note, serving_notes
+from ...evals.scenefunri.report.summary import (
     METRIC_COLUMNS,
     _fmt,
     _interval,
@@ -108,7 +108,7 @@ def _outcome(rec: TrajectoryRecord) -> tuple[str, bool]:
 
 
 def _dataset(run: RunDir) -> tuple[dict[str, Any], str]:
-    from ...evals.scenefunri.dataset import DatasetError, load_dataset
+    from ...evals.scenefunri.data.dataset import DatasetError, load_dataset
 
     data = run.config.data if run.config is not None else ""
     if not data:
@@ -193,7 +193,7 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
 
 
 def _curves(runs: list[RunDir], img: Path, result: ExportResult) -> list[Section]:
-    from ...evals.scenefunri.curves import curves, direct_baselines
+    from ...evals.scenefunri.report.curves import curves, direct_baselines
 
     crows = curves(runs, ceiling=True)
     if not crows:

@@ -34,16 +34,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...engine.box import Box
-from ...engine.records import TrajectoryRecord
-from ...engine.rundir import RunDir, run_serving_lines
-from ...engine.types import Instance
-from ...strategies import StrategyError, get
+from ....engine.box import Box
+from ....engine.records import TrajectoryRecord
+from ....engine.rundir import RunDir, run_serving_lines
+from ....engine.types import Instance
+from ....strategies import StrategyError, get
+from ..data.dataset import load_dataset
+from ..metrics import Unanswered, score
+from ..scoring import scorer
 from .bootstrap import instance_means
-from .dataset import load_dataset
-from .metrics import Unanswered, score
-from .report import open_runs, run_records, summarize
-from .scoring import scorer
+from .summary import open_runs, run_records, summarize
 
 CURVE_METRICS = ("dist", "cacc75", "cacc50", "iou", "alive")
 CEILING_MODEL = "oracle (ceiling)"

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...renderers.flat_rooms import Box, Layout, Piece, draw_room, drawer_knobs
+from ....renderers.flat_rooms import Box, Layout, Piece, draw_room, drawer_knobs
 
 AFFORDANCES = ("rotate", "key_press", "tip_push", "hook_pull", "pinch_pull", "hook_turn",
                "foot_push", "plug_in", "unplug")

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ....renderers.camera import Camera
-from ....renderers.mesh import merge
-from ....renderers.raster import render
-from ....renderers.rooms3d import RoomLayout, room_meshes
+from .....renderers.camera import Camera
+from .....renderers.mesh import merge
+from .....renderers.raster import render
+from .....renderers.rooms3d import RoomLayout, room_meshes
 from ..scenefun3d_types import Description, FrameData, Intrinsics, VideoData, VisitData
 from .cameras import Check, check_hidden, geometry_scene, make_camera, planned_views, primary_pixels
 from .furniture import make_room

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...engine.images import load_image
+from ....engine.images import load_image
 from .review import carry_over
 from .scenefun3d import list_visits, read_depth, read_mesh, read_visit, timestamp_order
 from .scenefun3d_types import Frame, Video, Visit
@@ -132,9 +132,9 @@ def arkit_to_laser(vertices: np.ndarray, laser_to_arkit: np.ndarray) -> np.ndarr
 def mesh_depth(mesh: tuple[np.ndarray, np.ndarray], frame: Frame) -> np.ndarray:
     """The mesh's depth buffer seen from the frame's camera (metres, inf where empty); the
     vertices in the poses' (laser) frame."""
-    from ...renderers.camera import Camera
-    from ...renderers.mesh import Mesh
-    from ...renderers.raster import render
+    from ....renderers.camera import Camera
+    from ....renderers.mesh import Mesh
+    from ....renderers.raster import render
 
     vertices, faces = mesh
     m = Mesh(vertices=vertices, faces=faces, colors=np.full((len(faces), 3), 0.5),

@@ -15,11 +15,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...engine.box import Box, BoxError
-from ...engine.errors import UnseenError
-from ...engine.images import ImageError, check_decodes, file_digest, inside, open_image
-from ...engine.types import Instance
-from ...engine.userfiles import iter_lines
+from ....engine.box import Box, BoxError
+from ....engine.errors import UnseenError
+from ....engine.images import ImageError, check_decodes, file_digest, inside, open_image
+from ....engine.types import Instance
+from ....engine.userfiles import iter_lines
 
 INSTANCES_FILE = "instances.jsonl"
 

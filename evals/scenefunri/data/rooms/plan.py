@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ....renderers.rooms3d import WALLS, Item, Task, wall_frame
+from .....renderers.rooms3d import WALLS, Item, Task, wall_frame
 
 WALL_COLORS = [(0.9, 0.88, 0.82), (0.84, 0.88, 0.9), (0.91, 0.85, 0.82), (0.86, 0.9, 0.84),
                (0.93, 0.92, 0.88), (0.8, 0.82, 0.86)]

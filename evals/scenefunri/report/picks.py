@@ -16,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...engine.rundir import RunDir
-from .report import open_runs, run_records
+from ....engine.rundir import RunDir
+from .summary import open_runs, run_records
 
 PICKS = ("worst", "best", "random")
 

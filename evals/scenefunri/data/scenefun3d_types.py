@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...engine.errors import UnseenError
+from ....engine.errors import UnseenError
 
 AFFORDANCES = ("rotate", "key_press", "tip_push", "hook_pull", "pinch_pull", "hook_turn",
                "foot_push", "plug_in", "unplug", "exclude")

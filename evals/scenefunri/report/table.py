@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..table_fit import Label, fit
+from ...table_fit import Label, fit
 from .cells import (
     HEADERS,
     LOWER_IS_BETTER,

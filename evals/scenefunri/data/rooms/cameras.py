@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ....renderers.camera import Camera
-from ....renderers.mesh import Mesh, merge
-from ....renderers.raster import render
-from ....renderers.rooms3d import RoomLayout, Task, item_mesh, room_meshes
+from .....renderers.camera import Camera
+from .....renderers.mesh import Mesh, merge
+from .....renderers.raster import render
+from .....renderers.rooms3d import RoomLayout, Task, item_mesh, room_meshes
 from .scan import part_points
 
 FOV_Y_DEG = 52.0  # about the hires_wide camera of the SceneFun3D captures

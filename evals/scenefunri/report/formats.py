@@ -50,7 +50,7 @@ def render(rows: list[dict[str, Any]], fmt: str = "table", width: int | None = N
     if fmt == "latex":
         return _latex(rows)
     if fmt == "table":
-        from .report_table import rich_table
+        from .table import rich_table
 
         run, quoted = _split(rows)
         if not quoted:

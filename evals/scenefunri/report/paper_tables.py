@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..table_fit import Label, fit
+from ...table_fit import Label, fit
 from .cells import LOWER_IS_BETTER, METRIC_COLUMNS, _fmt
 from .paper_layout import PANELS, TITLE2, Line, headers, notes2, notes3, table2, table3
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ...engine.userfiles import iter_lines
+from ....engine.userfiles import iter_lines
 from .dataset import INSTANCES_FILE, DatasetError
 
 REVIEW_FILE = "review.jsonl"

@@ -30,11 +30,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ...engine.rules import LearnerError
-from .build import BUILD_FILE, PAIR_DROPS
-from .dataset import Dataset, DatasetError, load_dataset
-from .fixed import Fold, folds, pixel_box
-from .metrics import aggregate, score
+from ....engine.rules import LearnerError
+from ..data.build import BUILD_FILE, PAIR_DROPS
+from ..data.dataset import Dataset, DatasetError, load_dataset
+from ..fixed import Fold, folds, pixel_box
+from ..metrics import aggregate, score
 
 QUANTILES = {"min": 0.0, "p10": 0.1, "p25": 0.25, "median": 0.5, "p75": 0.75, "p90": 0.9,
              "max": 1.0}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ....renderers.rooms3d import WALLS, WHITE, RoomLayout, drawer_spans, wall_frame
+from .....renderers.rooms3d import WALLS, WHITE, RoomLayout, drawer_spans, wall_frame
 from .plan import (
     CABLE_OFF,
     DARK_GREY,

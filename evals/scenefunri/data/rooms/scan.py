@@ -7,8 +7,8 @@ import uuid
 
 import numpy as np
 
-from ....renderers.mesh import Mesh
-from ....renderers.rooms3d import Item, RoomLayout, Task
+from .....renderers.mesh import Mesh
+from .....renderers.rooms3d import Item, RoomLayout, Task
 from ..scenefun3d_types import Annotation
 
 NAMESPACE = uuid.UUID("6b1f3c1e-6c55-4d8e-9a43-5ce5f0a1d3b2")

@@ -26,12 +26,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from ...engine.errors import UnseenError
-from ...engine.journal import JournalError, line_of
-from ...engine.records import TrajectoryRecord
-from ...engine.rundir import RunDir, RunDirError, kind_of, serving_text
-from ...renderers.figures import GridCell, GridRow
-from .. import costs
+from ....engine.errors import UnseenError
+from ....engine.journal import JournalError, line_of
+from ....engine.records import TrajectoryRecord
+from ....engine.rundir import RunDir, RunDirError, kind_of, serving_text
+from ....renderers.figures import GridCell, GridRow
+from ... import costs
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
 from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export shows them
     HEADERS,
@@ -44,7 +44,7 @@ from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export 
     _n,
     _nan_to_none,
 )
-from .report_formats import render  # noqa: F401 - re-exported: render(summarize(...))
+from .formats import render  # noqa: F401 - re-exported: render(summarize(...))
 
 _RECORD_KEY = {"cacc75": "cacc75", "cacc50": "cacc50", "miou": "iou", "dist": "dist"}
 
@@ -259,7 +259,7 @@ def figure_cells(
     ``compare``, with the trajectory of sample ``sample`` drawn in each cell. Raises
     ``RunDirError`` for an instance id that no run's dataset holds.
     """
-    from .dataset import DatasetError, load_dataset
+    from ..data.dataset import DatasetError, load_dataset
 
     found: dict[str, Any] = {}
     records: dict[tuple[str, str], dict[str, TrajectoryRecord]] = defaultdict(dict)

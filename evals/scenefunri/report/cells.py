@@ -12,8 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ...engine.rundir import serving_lines, who
-from .. import costs
+from ....engine.rundir import serving_lines, who
+from ... import costs
 
 METRIC_COLUMNS = ("cacc75", "cacc50", "miou", "dist")
 HEADERS = {
