@@ -22,7 +22,7 @@ _EXPORTS = {
     "load_design": ".evals.director.study.design",
     "run": ".api",
     "run_async": ".api",
-    "run_study": ".director",
+    "run_study": ".commands.director_run",
     "strategy": ".strategies",
 }
 

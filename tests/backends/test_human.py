@@ -237,7 +237,7 @@ async def test_the_page_never_reads_the_truth(sample_data, instances, tmp_path, 
 
 async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, monkeypatch,
                                                   run_main):
-    from unseen.director import run_study_async
+    from unseen.commands.director_run import run_study_async
     from unseen.evals.director.analysis.analyze import analyze
     from unseen.evals.director.analysis.tables import render as render_director
     from unseen.evals.director.study.design import load_design

@@ -143,7 +143,7 @@ async def test_spoe_regions_picked_by_click_and_by_key(browser, sample_data, ins
 
 
 async def test_a_director_prompt_answered_in_its_fields(browser, director_scenes, tmp_path, monkeypatch):
-    from unseen.director import run_study_async
+    from unseen.commands.director_run import run_study_async
     from unseen.evals.director.study.design import load_design
 
     design = tmp_path / "tiny.toml"
@@ -242,8 +242,8 @@ async def test_the_page_shows_the_whole_image_edge_to_edge(browser, sample_data,
 async def test_review_a_build(browser, sample_data, tmp_path):
     import shutil as sh
 
+    from unseen.commands.data_review import serve_review
     from unseen.evals.scenefunri import load_dataset
-    from unseen.review import serve_review
 
     build = tmp_path / "build"
     sh.copytree(sample_data, build)

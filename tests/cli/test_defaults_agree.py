@@ -7,7 +7,7 @@ import json
 
 from helpers import read_journal, run_tiny_study, tiny_design
 
-from unseen.director import sim_in_every_place
+from unseen.commands.director_run import sim_in_every_place
 from unseen.evals.director.study.design import load_design
 
 

@@ -97,7 +97,7 @@ def data_review(
     import asyncio
 
     from ..backends.human_web import PageError
-    from ..review import serve_review
+    from .data_review import serve_review
 
     def announce(line: str) -> None:
         err.print(line, soft_wrap=True, highlight=False, markup=False)

@@ -111,9 +111,9 @@ def director_run(
     Each condition asks each scene `samples` times; two-turn conditions are one dialogue.
     Finished calls are journalled; rerun with the same --out to resume.
     """
-    from ..director import run_study
     from ..engine.runner import RunResult
     from ..evals.director.study.design import load_design
+    from .director_run import run_study
     from .estimate import check_format, print_estimate
 
     check_format(fmt, dry_run)
@@ -167,7 +167,7 @@ def director_analyze(
     95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts; each real
     model's cost in US dollars (its replies' token counts × the price table)."""
     from ..backends.prices import using
-    from ..director_analyze import analyze_command
+    from .director_analyze import analyze_command
 
     with using(prices):
         analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper,
@@ -206,7 +206,7 @@ def director_code(
     rerun to resume. Then: `unseen director codes RUN`, and `unseen director analyze RUN`
     fits the design's comparisons on coded traces.
     """
-    from ..director_code import run_coding
+    from .director_code import run_coding
 
     try:
         done = run_coding(

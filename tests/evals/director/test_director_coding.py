@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from helpers import run_tiny_study, tiny_design
 
-from unseen.director_code import run_coding
+from unseen.commands.director_code import run_coding
 from unseen.engine.journal import JOURNAL, iter_records
 from unseen.evals.director.analysis.analyze import analyze_run
 from unseen.evals.director.coding.items import (

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from unseen.director import run_study
-from unseen.director_code import run_coding
+from unseen.commands.director_code import run_coding
+from unseen.commands.director_run import run_study
 from unseen.evals.director.analysis.analyze import analyze, analyze_run
 from unseen.evals.director.analysis.tables import to_dict
 from unseen.evals.director.coding.report import summarize

@@ -12,7 +12,7 @@ from helpers import key_answer, tiny_design
 
 from unseen.api import parse_backend
 from unseen.backends import sim
-from unseen.director import run_study
+from unseen.commands.director_run import run_study
 from unseen.engine.types import Instance
 from unseen.evals.director.study.design import DesignError, load_design
 from unseen.evals.director.study.runner import StudyError, plan_calls

@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .backends.prices import price_for
-from .engine.errors import warn
-from .engine.sanitize import shown
-from .evals.director.analysis.analyze import Analysis, AnalysisError, analyze_run
-from .evals.director.analysis.plots import plot_analysis as plot
-from .evals.director.analysis.tables import FORMATS, render
+from ..backends.prices import price_for
+from ..engine.errors import warn
+from ..engine.sanitize import shown
+from ..evals.director.analysis.analyze import Analysis, AnalysisError, analyze_run
+from ..evals.director.analysis.plots import plot_analysis as plot
+from ..evals.director.analysis.tables import FORMATS, render
 
 #: Where --paper writes the figures without --plots.
 PAPER_FIGURES = "paper-figures"
@@ -24,8 +24,8 @@ PAPER_FIGURES = "paper-figures"
 
 def _coding(run_dir: Path) -> dict[str, Any] | None:
     """The coding summary of the run, or None when its traces have not been coded."""
-    from .evals.director.coding.items import CodingError
-    from .evals.director.coding.report import summarize
+    from ..evals.director.coding.items import CodingError
+    from ..evals.director.coding.report import summarize
 
     try:
         return summarize(run_dir)
@@ -37,7 +37,7 @@ def incomplete(run_dir: Path, analysis: Analysis) -> str | None:
     """What a warning says of a journal that holds fewer replies than the design plans for
     its models (``Design.calls``) or ends in a torn line (a killed or truncated write); None
     for a complete one."""
-    from .engine.journal import JOURNAL
+    from ..engine.journal import JOURNAL
 
     planned = sum(analysis.design.calls(m) for m in analysis.models)
     path = Path(run_dir) / JOURNAL
@@ -67,9 +67,9 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
         warn(gap)
     written: list[Path] = []
     if paper:
-        from .evals.director.paper.figures import draw
-        from .evals.director.paper.tables import layouts
-        from .evals.director.paper.tables import render as render_paper
+        from ..evals.director.paper.figures import draw
+        from ..evals.director.paper.tables import layouts
+        from ..evals.director.paper.tables import render as render_paper
 
         lays = layouts(analysis, _coding(run_dir))
         result = render_paper(analysis, lays, fmt, width=console.width)
@@ -90,8 +90,8 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
 
 def _with_verdicts(result: Any, full: Analysis, part: Analysis, fmt: str) -> Any:
     """``result`` and the verdicts that changed without the apparent-size scenes."""
-    from .evals.director.paper.verdicts import changed
-    from .evals.director.paper.verdicts import render as render_verdicts
+    from ..evals.director.paper.verdicts import changed
+    from ..evals.director.paper.verdicts import render as render_verdicts
 
     rows = changed(full, part)
     if fmt == "json":

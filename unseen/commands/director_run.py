@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import run_async
-from .engine.runner import RunResult
-from .evals.director.study.design import Design
-from .evals.director.study.runner import StudyError
-from .evals.director.task import strategy as _strategy  # noqa: F401 - registers `director`
+from ..api import run_async
+from ..engine.runner import RunResult
+from ..evals.director.study.design import Design
+from ..evals.director.study.runner import StudyError
+from ..evals.director.task import strategy as _strategy  # noqa: F401 - registers `director`
 
 if TYPE_CHECKING:
-    from .dryrun import DryRunEstimate
+    from ..dryrun import DryRunEstimate
 
 __all__ = ["StudyError", "run_study", "run_study_async", "sim_in_every_place"]
 
@@ -31,7 +31,7 @@ def sim_in_every_place(design: Design, backends: Sequence[str]) -> list[str]:
     the place of every model the design names and no other backend plays, each with its own
     seed (the spec's ``seed``, default 0, plus the model's position in the design): ``-b sim``
     for the paper design offline, instead of ten ``-b NAME=sim:default,seed=i``."""
-    from .api import parse_backend
+    from ..api import parse_backend
 
     parsed = [parse_backend(b) for b in backends]
     models = list(dict.fromkeys(m for b in design.batches for m in b.models if m != "*"))

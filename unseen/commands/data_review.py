@@ -19,9 +19,9 @@ from typing import Any
 from PIL import Image
 from pydantic import ValidationError
 
-from .backends.human_web import PageServer
-from .engine.types import ImagePart
-from .evals.scenefunri.data.review import REASONS, Build, Decision, now
+from ..backends.human_web import PageServer
+from ..engine.types import ImagePart
+from ..evals.scenefunri.data.review import REASONS, Build, Decision, now
 
 KEYS = {"accept": "a", "duplicate": "d", "evidence": "e", "ambiguous": "p", "other": "o"}
 
