@@ -3,7 +3,7 @@
 A run is a study design (``options["design"]``, a :class:`.study.Design`): its batches name
 the models and conditions, and the plan is the study's own order, every batch's calls for a
 model shuffled with a generator seeded by (design seed, model, batch) (§3 "Batches";
-:func:`.runner.plan_calls`). Scene sets missing from the run's scene folder are rendered
+:func:`.study.runner.plan_calls`). Scene sets missing from the run's scene folder are rendered
 first; ``study.json`` records the design, the backends under the design's model names and
 the scene sets. Registered under the entry-point group ``unseen.benchmarks`` as ``director``.
 """
@@ -85,7 +85,8 @@ class DirectorTask:
             scene_sets,
             study_record,
         )
-        from .task.measures import STUDY_FILE, score
+        from .study.study_file import STUDY_FILE
+        from .task.measures import score
 
         design = self._design(request)
         names = [alias or b.model for alias, b in zip(request.names, backends, strict=True)]

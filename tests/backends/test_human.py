@@ -269,7 +269,7 @@ async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, mo
     for r in recs:
         pred = r["prediction"]
         assert pred["block"] == 7 and all(v == [1, 3] for k, v in pred.items() if k != "block")
-    from unseen.evals.director.task.measures import rows as rows_of
+    from unseen.evals.director.analysis.rows import rows as rows_of
 
     analysis = analyze(rows_of(out), load_design(design_file))
     assert analysis.humans == {"ann"}

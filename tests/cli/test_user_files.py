@@ -29,7 +29,7 @@ from unseen.engine.journal import iter_records, latest, read_run_json
 from unseen.evals.director.coding.sheets import read_sheet
 from unseen.evals.director.scenes.dataset import load_scenes
 from unseen.evals.director.study.design import load_design
-from unseen.evals.director.task.measures import read_study
+from unseen.evals.director.study.study_file import read_study
 from unseen.evals.scenefunri.data.dataset import find_instance, load_dataset
 
 USER_ERRORS = cli._user_errors()

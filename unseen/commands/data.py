@@ -30,7 +30,7 @@ def data_sample(
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
 
 
-MAX_SIDE = 4096  # the Director design's limit too (evals/director/study.py)
+MAX_SIDE = 4096  # the Director design's limit too (evals/director/study/design.py)
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -3,7 +3,7 @@
 Each undecided candidate of a build folder is shown with its box drawn on the image and its
 instruction; the person accepts it or rejects it for one of the paper's reasons (duplicate,
 not enough visual evidence, several plausible regions, other with a note). Every decision is
-written at once (``evals.scenefunri.review``): kept by instance id in ``review.jsonl``, the
+written at once (``evals.scenefunri.data.review``): kept by instance id in ``review.jsonl``, the
 rejected left out of ``instances.jsonl``. Stopped and started again, the review shows only
 what is undecided.
 """

@@ -2,7 +2,7 @@
 in one of four formats, and with ``--drop-apparent`` the verdicts that change against all
 scenes.
 
-Errors a user can cause raise :class:`evals.director.analyze.AnalysisError` (one line, exit 2).
+Errors a user can cause raise :class:`evals.director.analysis.analyze.AnalysisError` (one line, exit 2).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Analysing a Director study: rates per condition, the design's comparisons, BH marks.
 
-``analyze(rows, design)`` reads the rows of :func:`measures.rows` and gives
+``analyze(rows, design)`` reads the rows of :func:`.rows.rows` and gives
 
 * **rates**, per (model, batch, set, condition): replies, answered replies, the answer rate,
   and for each measure the share among the answered replies it applies to, with a 95%
@@ -40,10 +40,9 @@ from typing import Any, cast
 from ....engine.errors import UnseenError
 from ..study.design import TRACE_MEASURES, Design, DesignError, load_design
 from ..study.design import Comparison as DesignComparison
-from ..study.study_file import run_model_names
-from ..task.measures import STUDY_FILE, read_study
-from ..task.measures import rows as run_rows
+from ..study.study_file import STUDY_FILE, read_study, run_model_names
 from . import stats
+from .rows import rows as run_rows
 from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
 
 #: The measures rated per condition, in table order.

@@ -1,6 +1,6 @@
 """Power and interval coverage of a Director study design, simulated without the engine.
 
-Each replicate is one whole study under the respondent model of :mod:`.respondent`: for every
+Each replicate is one whole study under the respondent model of :mod:`..sim.respondent`: for every
 model, scene set, batch and condition the design asks, ``samples`` replies per scene are drawn
 (vectorized, by role: report kind and choice role, not digits), scored with the semantics of
 ``measures.score``, and every comparison of the design is estimated with ``stats.compare`` as
@@ -19,7 +19,7 @@ The true difference of a comparison is computed, not simulated: for each conditi
 population's share ``E[sum y*kept] / E[sum kept]`` over scenes (the pool, or the fixed scenes)
 and their offsets, from the model's outcome probabilities with the offsets integrated out by
 Gauss-Hermite (exact: every outcome probability is affine in each scene rate, see
-:mod:`.respondent`). Where every reply of a scene counts (all measures but ``ldv_other`` and
+:mod:`..sim.respondent`). Where every reply of a scene counts (all measures but ``ldv_other`` and
 the ``report-excludes-hidden`` filter) this is the difference of mean shares that GEE targets
 with balanced clusters; where a reply-level filter makes cluster sizes depend on the scene,
 GEE with an exchangeable working correlation weights scenes differently and its target can
@@ -36,7 +36,7 @@ estimate) with its Monte Carlo standard error, the mean interval width, for marg
 the share found within the margin, and the estimators used.
 
 Effects on the command line: ``--effect knob=value`` (repeatable) overrides a knob of
-:class:`.respondent.DirectorKnobs` for every model, e.g. ``--effect uplift=0.3 --effect
+:class:`..sim.respondent.DirectorKnobs` for every model, e.g. ``--effect uplift=0.3 --effect
 scene_sd=0.5``; the ``dir_`` prefix of the sim backend's spelling is accepted too
 (:func:`parse_effects`).
 """

@@ -1,6 +1,6 @@
 """A Director study analysis as rich tables that fit the terminal (``tables.render``'s ``table``).
 
-The tables fit by the rules of :mod:`..table_fit`:
+The tables fit by the rules of :mod:`...table_fit`:
 
 - **Rates**: a row per model (its name as a heading) and measure, a column per condition
   (headers folded after ``/`` and ``+``). Where a batch's conditions do not all fit, the

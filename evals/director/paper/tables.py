@@ -1,12 +1,12 @@
 """The Director paper's numbered tables and figures, laid out from a study's analysis.
 
-``layouts(analysis, coding)`` gives one :class:`.paper_picks.Layout` per table and figure that
+``layouts(analysis, coding)`` gives one :class:`.picks.Layout` per table and figure that
 the paper's text describes (Tables 2-13 with 10a-d, Figures 3-7), under its number, with the
 caption the text gives and a note on the layout: the text states what each one shows but, for
 most, not how it is laid out, so the layout (a row per model unless said otherwise) is ours
 and each note says so. ``render(analysis, layouts, fmt)`` prints them (``table``, ``md``,
-``latex``, ``json``); :mod:`.paper_figures` lays out and draws the figures. How a cell is
-picked: :mod:`.paper_picks`.
+``latex``, ``json``); :mod:`.figures` lays out and draws the figures. How a cell is
+picked: :mod:`.picks`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The knobs of the simulated Director respondent (the model: :mod:`.respondent`), spelled
 ``dir_<knob>`` in a ``sim`` spec. Kept apart from the model so that teaching ``sim`` the
-Director Task (:mod:`.sim_tasks`) imports no numerics.
+Director Task (:mod:`..sim_tasks`) imports no numerics.
 """
 
 from __future__ import annotations

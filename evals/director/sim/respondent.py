@@ -1,5 +1,5 @@
 """A probability model of a Director Task respondent, shared by the ``sim`` backend and the
-power simulation (:mod:`.power`). The effects are knobs (:class:`DirectorKnobs`), not findings.
+power simulation (:mod:`..analysis.power`). The effects are knobs (:class:`DirectorKnobs`), not findings.
 
 One reply, given the condition ``<request>[/<question>][+<insert>]`` and the scene's key:
 
@@ -54,7 +54,7 @@ rearranged sets).
 
 Every probability is affine in ``h`` and in ``a`` separately, so with independent offsets the
 expectation over scenes of any outcome probability is the same function of E[h] and E[a]
-(:func:`mean_rates`): :mod:`.power` computes its true differences that way, exactly.
+(:func:`mean_rates`): :mod:`..analysis.power` computes its true differences that way, exactly.
 
 **Reasoning traces.** :func:`.simulated.respond_with_trace` adds a reasoning trace to a share
 ``traces`` of the answered replies that choose a block (0: a provider that returns none), written to

@@ -1,7 +1,7 @@
 """The simulated Director respondent's replies: the outcomes of its probability model
 (:mod:`.respondent`) as reply text (:func:`respond`), with a reasoning trace
 (:func:`respond_with_trace`). ``sim`` answers the ``director`` task with them
-(:mod:`.sim_tasks`). The effects are knobs, not findings.
+(:mod:`..sim_tasks`). The effects are knobs, not findings.
 """
 
 from __future__ import annotations

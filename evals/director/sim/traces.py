@@ -1,5 +1,5 @@
 """Reasoning traces of the simulated Director respondent, written to known codes
-(:mod:`.coding.codebook`), and a reader that recovers those codes from the text.
+(:mod:`..task.codebook`), and a reader that recovers those codes from the text.
 
 A trace is three to five English sentences composed from templates: two opening fillers, the
 working out of the director's view (``works_out``), the reading sentence

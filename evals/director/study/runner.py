@@ -26,8 +26,8 @@ from ....engine.runner import WorkItem, trajectory_key
 from ....engine.types import Instance
 from ..scenes.dataset import load_scenes
 from ..scenes.sets import SCENES_FILE, build_set
-from ..task.measures import STUDY_FILE, read_study
 from .design import Design
+from .study_file import STUDY_FILE, read_study
 
 
 class StudyError(UnseenError, ValueError):

@@ -3,7 +3,7 @@
 ``director``: one turn of a condition (:class:`DirectorTruth`: the scene's answer key, the
 condition, the turn and the fields it asks); ``director-code``: one batch of reasoning traces
 to code (:class:`CoderTruth`). Defining the classes registers the kinds; the simulator tasks
-that answer them are in :mod:`.simulated`.
+that answer them are in :mod:`..sim.simulated`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
   uses it by default. Remade with::
 
       unseen data rooms --out scans --n 8 --seed 0
-      unseen data build --scenefun3d scans --out evals/scenefunri/sample_set   # an empty folder
+      unseen data build --scenefun3d scans --out evals/scenefunri/data/sample_set   # an empty folder
 - The test set: 24 flat synthetic rooms drawn in milliseconds (``synthetic.py``), for tests.
 """
 

@@ -41,7 +41,7 @@ def usd_cell(r: dict[str, Any]) -> Any:
 def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
     """The measured rows (``source`` other than ``paper``) as a rich table and its notes.
 
-    Within ``width`` columns (:func:`..table_fit.fit`) the costs are left out first (the
+    Within ``width`` columns (:func:`...table_fit.fit`) the costs are left out first (the
     seconds, tokens, calls, US dollars, answered %), then ``n`` where every row has the
     same; then the labels fold at their parameters; then mIoU and CAcc@50 go. The notes
     under the table say what was left out.

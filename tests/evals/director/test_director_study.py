@@ -14,9 +14,10 @@ from unseen.api import parse_backend
 from unseen.backends import sim
 from unseen.commands.director_run import run_study
 from unseen.engine.types import Instance
+from unseen.evals.director.analysis.rows import rows
 from unseen.evals.director.study.design import DesignError, load_design
 from unseen.evals.director.study.runner import StudyError, plan_calls
-from unseen.evals.director.task.measures import rows, score
+from unseen.evals.director.task.measures import score
 
 TINY = tiny_design(
     samples=2, seed=3, n=4,

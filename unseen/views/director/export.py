@@ -4,7 +4,7 @@
 
 - a header: the design (name, description), the models (``SIMULATED`` where a simulated
   respondent answered), the replies and the scene sets;
-- the rates tables of :func:`evals.director.analyze.analyze_run`, per batch and scene set:
+- the rates tables of :func:`evals.director.analysis.analyze.analyze_run`, per batch and scene set:
   conditions × models, each measure's share with its [low, high] interval, and under each
   the hidden-block bars of :func:`plots.plot_analysis`;
 - the changes tables, per family (then the margin tests with their verdicts, then the

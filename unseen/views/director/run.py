@@ -19,7 +19,7 @@ from ...engine.records import TrajectoryRecord
 from ...engine.rundir import Head, RunDir
 from ...engine.types import Instance
 from ...evals.director.scenes.dataset import SceneSetError, load_scenes
-from ...evals.director.task.measures import STUDY_FILE, model_names, read_study
+from ...evals.director.study.study_file import STUDY_FILE, model_names, read_study
 from ..select import NoMatch
 
 
