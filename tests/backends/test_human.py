@@ -21,7 +21,8 @@ from unseen.backends import BackendConfigError, connect
 from unseen.backends.human import Human, read_log
 from unseen.engine.journal import JOURNAL, iter_records
 from unseen.engine.types import AnswerSpec
-from unseen.evals.scenefunri.report.summary import render, summarize
+from unseen.evals.scenefunri.report.formats import render
+from unseen.evals.scenefunri.report.summary import summarize
 
 
 def _records(run_dir: Path) -> list[dict]:

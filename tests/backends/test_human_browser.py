@@ -22,7 +22,8 @@ from PIL import Image, ImageStat
 
 from unseen.api import run_async
 from unseen.engine.journal import JOURNAL, iter_records
-from unseen.evals.scenefunri.report.summary import render, summarize
+from unseen.evals.scenefunri.report.formats import render
+from unseen.evals.scenefunri.report.summary import summarize
 
 # one browser for the module, so every test runs in the module's event loop
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]

@@ -72,7 +72,7 @@ from .stats import bh, compare
 Scenes = Literal["resample", "fixed"]
 METHODS = ("gee", "paired", "bound", "none")
 DEFAULT_MODEL = "sim"
-_NONE = 3  # method code: no estimate (too few scenes, no data, failed)
+NO_ESTIMATE = 3  # method code: no estimate (too few scenes, no data, failed)
 
 
 # --- knobs -------------------------------------------------------------------------------------
@@ -316,7 +316,7 @@ def _replicate(seed: np.random.SeedSequence, ctx: _Context | None = None) -> np.
     for i, cell in enumerate(ctx.cells):
         r = _estimate(cell, draws, ctx.exact)
         if r is None:
-            res[i, 4] = _NONE
+            res[i, 4] = NO_ESTIMATE
         else:
             res[i] = (r.diff, r.low, r.high, r.p, METHODS.index(r.method))
     return res
@@ -440,7 +440,7 @@ def simulate(design: Design, knobs: DirectorKnobs | Mapping[str, Any] | None = N
             fams[cell.group].append(i)
     for idx in fams.values():
         for r in range(arr.shape[0]):
-            ok = [i for i in idx if arr[r, i, 4] != _NONE]
+            ok = [i for i in idx if arr[r, i, 4] != NO_ESTIMATE]
             if ok:
                 _, adj = bh(arr[r, ok, 3], design.q)
                 adjusted[r, ok] = adj

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..sim.respondent import DirectorKnobs
 from ..study.design import Design
-from .power import _NONE, METHODS, PowerResult, Scenes, simulate
+from .power import METHODS, NO_ESTIMATE, PowerResult, Scenes, simulate
 
 # --- the report ----------------------------------------------------------------------------------
 
@@ -22,7 +22,7 @@ def summarize(result: PowerResult) -> list[dict[str, Any]]:
     out = []
     for i, cell in enumerate(result.cells):
         runs = result.runs[:, i, :]
-        ok = runs[:, 4] != _NONE
+        ok = runs[:, 4] != NO_ESTIMATE
         n_ok = int(ok.sum())
         diff, low, high = runs[ok, 0], runs[ok, 1], runs[ok, 2]
         t0, t1, truth = (float(v) for v in result.truth[i])

@@ -51,23 +51,21 @@ import numpy as np
 from PIL import Image
 from plyfile import PlyData, PlyListProperty
 
-from .scenefun3d_common import (
-    _VIDEO_RE,
-    _VISIT_RE,
-    _angle_axis_to_matrix,
-    _err,
-    _timestamp,
-    _visit_dir,
-    timestamp_order,
-)
 from .scenefun3d_types import (
     AFFORDANCES,
+    VIDEO_ID,
+    VISIT_ID,
     Annotation,
     Description,
     Frame,
     Intrinsics,
     Video,
     Visit,
+    angle_axis_to_matrix,
+    error_at,
+    timestamp_of,
+    timestamp_order,
+    visit_folder,
 )
 from .scenefun3d_types import SceneFun3DError as SceneFun3DError
 
@@ -92,8 +90,8 @@ def list_visits(root: Path | str) -> list[str]:
     """The 6-digit visit folders under ``root``, sorted."""
     root = Path(root)
     if not root.is_dir():
-        raise _err(root, "not a directory")
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and _VISIT_RE.fullmatch(p.name))
+        raise error_at(root, "not a directory")
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and VISIT_ID.fullmatch(p.name))
 
 
 def usable_annotations(visit: Visit) -> list[Annotation]:
@@ -103,11 +101,11 @@ def usable_annotations(visit: Visit) -> list[Annotation]:
 
 def _read_ply(path: Path) -> PlyData:
     if not path.is_file():
-        raise _err(path, "file not found")
+        raise error_at(path, "file not found")
     try:
         return PlyData.read(str(path))
     except Exception as e:  # plyfile raises several unrelated types on bad input
-        raise _err(path, f"not a readable PLY file ({type(e).__name__}: {e})") from e
+        raise error_at(path, f"not a readable PLY file ({type(e).__name__}: {e})") from e
 
 
 def _element(ply: PlyData, name: str):
@@ -121,10 +119,10 @@ def _xyz(el, path: Path) -> np.ndarray:
     names = {p.name for p in el.properties}
     missing = [c for c in "xyz" if c not in names]
     if missing:
-        raise _err(path, f"element '{el.name}' has no {'/'.join(missing)} property")
+        raise error_at(path, f"element '{el.name}' has no {'/'.join(missing)} property")
     xyz = np.stack([np.asarray(el.data[c], dtype=np.float64) for c in "xyz"], axis=1)
     if not np.isfinite(xyz).all():
-        raise _err(path, "non-finite x/y/z values")
+        raise error_at(path, "non-finite x/y/z values")
     return xyz.reshape(-1, 3)
 
 
@@ -133,12 +131,12 @@ def _rgb(el, path: Path, required: bool) -> np.ndarray | None:
     have = [c in names for c in ("red", "green", "blue")]
     if not all(have):
         if required or any(have):
-            raise _err(path, f"element '{el.name}' lacks red/green/blue properties")
+            raise error_at(path, f"element '{el.name}' lacks red/green/blue properties")
         return None
     cols = [np.asarray(el.data[c]) for c in ("red", "green", "blue")]
     for c in cols:
         if not np.issubdtype(c.dtype, np.integer) or (c.size and (c.min() < 0 or c.max() > 255)):
-            raise _err(path, f"colours must be integers 0..255, got {c.dtype}")
+            raise error_at(path, f"colours must be integers 0..255, got {c.dtype}")
     return np.stack(cols, axis=1).astype(np.uint8).reshape(-1, 3)
 
 
@@ -147,7 +145,7 @@ def _read_vertices(path: Path, colors_required: bool):
     ply = _read_ply(path)
     el = _element(ply, "vertex")
     if el is None:
-        raise _err(path, "no 'vertex' element")
+        raise error_at(path, "no 'vertex' element")
     return ply, _xyz(el, path), _rgb(el, path, required=colors_required)
 
 
@@ -170,47 +168,47 @@ def read_mesh(path: Path | str) -> tuple[np.ndarray, np.ndarray, np.ndarray | No
     prop = next((p for p in fel.properties if isinstance(p, PlyListProperty)
                  and p.name in ("vertex_indices", "vertex_index")), None)
     if prop is None:
-        raise _err(path, "face element has no vertex_indices list")
+        raise error_at(path, "face element has no vertex_indices list")
     lists = fel.data[prop.name]
     lens = np.fromiter((len(f) for f in lists), dtype=np.int64, count=len(lists))
     if (lens != 3).any():
         i = int(np.flatnonzero(lens != 3)[0])
-        raise _err(path, f"face {i} has {lens[i]} vertices, expected triangles")
+        raise error_at(path, f"face {i} has {lens[i]} vertices, expected triangles")
     faces = np.stack([np.asarray(f) for f in lists]).astype(np.int64)
     if faces.size and (faces.min() < 0 or faces.max() >= len(verts)):
-        raise _err(path, f"face index out of range of {len(verts)} vertices")
+        raise error_at(path, f"face index out of range of {len(verts)} vertices")
     return verts, faces, cols
 
 
 def _load_json(path: Path) -> Any:
     if not path.is_file():
-        raise _err(path, "file not found")
+        raise error_at(path, "file not found")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise _err(path, f"cannot read ({e})") from e
+        raise error_at(path, f"cannot read ({e})") from e
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise _err(path, f"bad JSON: {e.msg}", e.lineno, e.colno) from e
+        raise error_at(path, f"bad JSON: {e.msg}", e.lineno, e.colno) from e
 
 
 def _field(obj: Any, key: str, kind: type | tuple[type, ...], path: Path, where: str) -> Any:
     if not isinstance(obj, dict):
-        raise _err(path, f"{where} must be a JSON object")
+        raise error_at(path, f"{where} must be a JSON object")
     if key not in obj:
-        raise _err(path, f"{where}: missing field {key!r}")
+        raise error_at(path, f"{where}: missing field {key!r}")
     v = obj[key]
     if not isinstance(v, kind) or isinstance(v, bool):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise _err(path, f"{where}: field {key!r} must be {names}, got {type(v).__name__}")
+        raise error_at(path, f"{where}: field {key!r} must be {names}, got {type(v).__name__}")
     return v
 
 
 def _check_visit_id(doc: Any, path: Path, visit_id: str) -> None:
     vid = _field(doc, "visit_id", (str, int), path, "top level")
     if str(vid) != visit_id:
-        raise _err(path, f"visit_id {vid!r} does not match folder {visit_id}")
+        raise error_at(path, f"visit_id {vid!r} does not match folder {visit_id}")
 
 
 def _read_annotations(path: Path, visit_id: str, n_points: int) -> list[Annotation]:
@@ -225,16 +223,16 @@ def _read_annotations(path: Path, visit_id: str, n_points: int) -> list[Annotati
         label = _field(a, "label", str, path, where)
         idx = _field(a, "indices", list, path, where)
         if aid in seen:
-            raise _err(path, f"{where}: duplicate annot_id {aid!r}")
+            raise error_at(path, f"{where}: duplicate annot_id {aid!r}")
         seen.add(aid)
         if label not in AFFORDANCES:
-            raise _err(path, f"{where}: unknown label {label!r}")
+            raise error_at(path, f"{where}: unknown label {label!r}")
         if not all(isinstance(k, int) and not isinstance(k, bool) for k in idx):
-            raise _err(path, f"{where}: indices must be integers")
+            raise error_at(path, f"{where}: indices must be integers")
         arr = np.asarray(idx, dtype=np.int64).reshape(-1)
         if arr.size and (arr.min() < 0 or arr.max() >= n_points):
             bad = int(arr[(arr < 0) | (arr >= n_points)][0])
-            raise _err(path, f"{where}: index {bad} out of range of the {n_points}-point scan")
+            raise error_at(path, f"{where}: index {bad} out of range of the {n_points}-point scan")
         out.append(Annotation(annot_id=aid, indices=arr, label=label))
     return out
 
@@ -253,9 +251,9 @@ def _read_descriptions(path: Path, visit_id: str, annot_ids: set[str]) -> list[D
         names = []
         for a in ids:
             if not isinstance(a, (str, int)) or isinstance(a, bool):
-                raise _err(path, f"{where}: annot_id entries must be strings")
+                raise error_at(path, f"{where}: annot_id entries must be strings")
             if str(a) not in annot_ids:
-                raise _err(path, f"{where}: unknown annotation {str(a)!r}")
+                raise error_at(path, f"{where}: unknown annotation {str(a)!r}")
             names.append(str(a))
         out.append(Description(desc_id=did, annot_ids=names, text=text))
     return out
@@ -267,30 +265,30 @@ def _read_crop_mask(path: Path, n_points: int) -> np.ndarray | None:
     try:
         m = np.load(path, allow_pickle=False)
     except Exception as e:
-        raise _err(path, f"not a readable .npy file ({e})") from e
+        raise error_at(path, f"not a readable .npy file ({e})") from e
     if m.shape != (n_points,):
-        raise _err(path, f"shape {m.shape}, expected ({n_points},) like the scan")
+        raise error_at(path, f"shape {m.shape}, expected ({n_points},) like the scan")
     if m.dtype != np.bool_:
         if not np.issubdtype(m.dtype, np.integer) or not np.isin(m, (0, 1)).all():
-            raise _err(path, f"dtype {m.dtype}, expected bool")
+            raise error_at(path, f"dtype {m.dtype}, expected bool")
         m = m.astype(bool)
     return m
 
 
 def _read_transform(path: Path) -> np.ndarray:
     if not path.is_file():
-        raise _err(path, "file not found")
+        raise error_at(path, "file not found")
     try:
         t = np.load(path, allow_pickle=False)
     except Exception as e:
-        raise _err(path, f"not a readable .npy file ({e})") from e
+        raise error_at(path, f"not a readable .npy file ({e})") from e
     if t.shape != (4, 4):
-        raise _err(path, f"shape {t.shape}, expected 4x4")
+        raise error_at(path, f"shape {t.shape}, expected 4x4")
     if not np.issubdtype(t.dtype, np.number) or not np.isfinite(t).all():
-        raise _err(path, "expected finite numbers")
+        raise error_at(path, "expected finite numbers")
     t = t.astype(np.float64)
     if not np.allclose(t[3], [0, 0, 0, 1], atol=1e-6):
-        raise _err(path, f"last row {t[3].tolist()}, expected [0, 0, 0, 1]")
+        raise error_at(path, f"last row {t[3].tolist()}, expected [0, 0, 0, 1]")
     return t
 
 
@@ -298,9 +296,9 @@ def _numbers(tokens: list[str], path: Path, line: int) -> list[float]:
     try:
         vals = [float(t) for t in tokens]
     except ValueError:
-        raise _err(path, f"not a number in {' '.join(tokens)!r}", line) from None
+        raise error_at(path, f"not a number in {' '.join(tokens)!r}", line) from None
     if not all(math.isfinite(v) for v in vals):
-        raise _err(path, "non-finite number", line)
+        raise error_at(path, "non-finite number", line)
     return vals
 
 
@@ -308,44 +306,44 @@ def _read_pincam(path: Path) -> Intrinsics:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise _err(path, f"cannot read ({e})") from e
+        raise error_at(path, f"cannot read ({e})") from e
     lines = [(i, ln.split()) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
-        raise _err(path, "empty, expected one line 'w h fx fy cx cy'")
+        raise error_at(path, "empty, expected one line 'w h fx fy cx cy'")
     if len(lines) > 1:
-        raise _err(path, "more than one line", lines[1][0])
+        raise error_at(path, "more than one line", lines[1][0])
     n, tokens = lines[0]
     if len(tokens) != 6:
-        raise _err(path, f"{len(tokens)} values, expected 6 'w h fx fy cx cy'", n)
+        raise error_at(path, f"{len(tokens)} values, expected 6 'w h fx fy cx cy'", n)
     w, h, fx, fy, cx, cy = _numbers(tokens, path, n)
     if w != int(w) or h != int(h) or w <= 0 or h <= 0:
-        raise _err(path, f"width/height must be positive integers, got {tokens[0]} {tokens[1]}", n)
+        raise error_at(path, f"width/height must be positive integers, got {tokens[0]} {tokens[1]}", n)
     if fx <= 0 or fy <= 0:
-        raise _err(path, "focal lengths must be positive", n)
+        raise error_at(path, "focal lengths must be positive", n)
     return Intrinsics(int(w), int(h), fx, fy, cx, cy)
 
 
 def _read_traj(path: Path) -> dict[str, np.ndarray]:
     """Timestamp string → camera→world 4x4 (the file holds world→camera)."""
     if not path.is_file():
-        raise _err(path, "file not found")
+        raise error_at(path, "file not found")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise _err(path, f"cannot read ({e})") from e
+        raise error_at(path, f"cannot read ({e})") from e
     poses: dict[str, np.ndarray] = {}
     for n, line in enumerate(text.splitlines(), 1):
         tokens = line.split()
         if not tokens:
             continue
         if len(tokens) != 7:
-            raise _err(path, f"{len(tokens)} values, expected 7 'ts ax ay az tx ty tz'", n)
+            raise error_at(path, f"{len(tokens)} values, expected 7 'ts ax ay az tx ty tz'", n)
         ts = tokens[0]
         vals = _numbers(tokens[1:], path, n)
         if ts in poses:
-            raise _err(path, f"duplicate timestamp {ts}", n)
+            raise error_at(path, f"duplicate timestamp {ts}", n)
         w2c = np.eye(4)
-        w2c[:3, :3] = _angle_axis_to_matrix(np.array(vals[:3]))
+        w2c[:3, :3] = angle_axis_to_matrix(np.array(vals[:3]))
         w2c[:3, 3] = vals[3:]
         poses[ts] = np.linalg.inv(w2c)
     return poses
@@ -388,12 +386,12 @@ def nearest_pose(ts: str, poses: dict[str, np.ndarray],
 def read_video(visit_dir: Path | str, video_id: str) -> tuple[Video, int]:
     """One video folder: ``(Video, number of jpg frames skipped for lack of pose/intrinsics)``."""
     vdir = Path(visit_dir) / video_id
-    if not _VIDEO_RE.fullmatch(video_id):
-        raise _err(vdir, "video_id must be 8 digits")
+    if not VIDEO_ID.fullmatch(video_id):
+        raise error_at(vdir, "video_id must be 8 digits")
     wide, intr_dir = vdir / "hires_wide", vdir / "hires_wide_intrinsics"
     for d in (wide, intr_dir):
         if not d.is_dir():
-            raise _err(d, "directory not found")
+            raise error_at(d, "directory not found")
     transform = _read_transform(vdir / f"{video_id}_transform.npy")
     poses = _read_traj(vdir / "hires_poses.traj")
     times = pose_times(poses)
@@ -403,9 +401,9 @@ def read_video(visit_dir: Path | str, video_id: str) -> tuple[Video, int]:
     for jpg in wide.iterdir():
         if jpg.suffix.lower() != ".jpg" or not jpg.is_file():
             continue
-        ts = _timestamp(jpg)
+        ts = timestamp_of(jpg)
         if jpg.stem.partition("_")[0] != video_id:
-            raise _err(jpg, f"file name does not start with the video id {video_id}_")
+            raise error_at(jpg, f"file name does not start with the video id {video_id}_")
         pincam = intr_dir / f"{video_id}_{ts}.pincam"
         pose = nearest_pose(ts, poses, times)
         if pose is None or not pincam.is_file():
@@ -427,9 +425,9 @@ def read_visit(root: Path | str, visit_id: str, *,
 
     ``skipped``, if given, is filled with video_id → frames skipped (no pose or intrinsics).
     """
-    vdir = _visit_dir(root, visit_id)
+    vdir = visit_folder(root, visit_id)
     if not vdir.is_dir():
-        raise _err(vdir, "visit directory not found")
+        raise error_at(vdir, "visit directory not found")
     points, colors = _read_scan(vdir / f"{visit_id}_laser_scan.ply")
     crop = _read_crop_mask(vdir / f"{visit_id}_crop_mask.npy", len(points))
     annots = _read_annotations(vdir / f"{visit_id}_annotations.json", visit_id, len(points))
@@ -437,7 +435,7 @@ def read_visit(root: Path | str, visit_id: str, *,
                                {a.annot_id for a in annots})
     videos = []
     for d in sorted(vdir.iterdir()):
-        if d.is_dir() and _VIDEO_RE.fullmatch(d.name):
+        if d.is_dir() and VIDEO_ID.fullmatch(d.name):
             video, n = read_video(vdir, d.name)
             videos.append(video)
             if skipped is not None:
@@ -448,7 +446,7 @@ def read_visit(root: Path | str, visit_id: str, *,
 
 def read_motions(root: Path | str, visit_id: str) -> Any | None:
     """The parsed ``<visit_id>_motions.json``, or None if the visit has none."""
-    path = _visit_dir(root, visit_id) / f"{visit_id}_motions.json"
+    path = visit_folder(root, visit_id) / f"{visit_id}_motions.json"
     return _load_json(path) if path.exists() else None
 
 
@@ -462,9 +460,9 @@ def read_depth(frame: Frame) -> np.ndarray:
             mode = im.mode
             arr = np.asarray(im)
     except Exception as e:
-        raise _err(path, f"not a readable image ({e})") from e
+        raise error_at(path, f"not a readable image ({e})") from e
     if mode not in ("I;16", "I;16B", "I;16L", "I") or arr.ndim != 2:
-        raise _err(path, f"mode {mode}, expected a 16-bit single-channel depth PNG")
+        raise error_at(path, f"mode {mode}, expected a 16-bit single-channel depth PNG")
     mm = arr.astype(np.float32)
     out = mm / np.float32(1000.0)
     out[mm == 0] = np.nan

@@ -1,4 +1,7 @@
-"""The in-memory form of a SceneFun3D visit: what the reader returns and the writer takes.
+"""The SceneFun3D format as its reader (``scenefun3d``) and writer (``scenefun3d_write``)
+share it: the in-memory form of a visit (what the reader returns and the writer takes), the
+rules of its file names (ids, timestamps), one-line errors naming the file, and angle-axis
+rotations (the toolkit's Rodrigues).
 
 Frames, as the public toolkit (SceneFun3D/scenefun3d) uses them:
 - the laser scan has its own frame, and the hires ("colmap") poses live in it:
@@ -17,6 +20,8 @@ Frames, as the public toolkit (SceneFun3D/scenefun3d) uses them:
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,3 +141,91 @@ class VisitData:
     descriptions: list[Description]
     videos: list[VideoData]
     motions: dict | None = None
+
+
+# --- file names and errors ------------------------------------------------------------
+
+VISIT_ID = re.compile(r"\d{6}")
+VIDEO_ID = re.compile(r"\d{8}")
+TIMESTAMP = re.compile(r"[^\s/\\]+")  # a timestamp must survive a file name and a traj token
+
+
+def error_at(path: Path | str, why: str, line: int | None = None,
+             col: int | None = None) -> SceneFun3DError:
+    """The error of one file (and line, column), as one line."""
+    where = str(path)
+    if line is not None:
+        where += f":{line}"
+        if col is not None:
+            where += f":{col}"
+    msg = f"{where}: {why}"
+    return SceneFun3DError(" ".join(msg.split()))  # one line, whatever `why` carried
+
+
+def visit_folder(root: Path | str, visit_id: str) -> Path:
+    """The folder of a visit (its id checked: 6 digits)."""
+    if not isinstance(visit_id, str) or not VISIT_ID.fullmatch(visit_id):
+        raise SceneFun3DError(f"visit_id must be 6 digits, got {visit_id!r}")
+    return Path(root) / visit_id
+
+
+def timestamp_of(path: Path) -> str:
+    """The text after the first '_' of the file name, without the extension."""
+    prefix, sep, ts = path.stem.partition("_")
+    if not sep or not ts:
+        raise error_at(path, "file name is not <video_id>_<timestamp>")
+    return ts
+
+
+def timestamp_order(ts: str) -> tuple[float, str]:
+    """Sort key of a timestamp: its numeric value (non-numbers last), then its text."""
+    try:
+        v = float(ts)
+    except ValueError:
+        v = math.inf
+    return (v if math.isfinite(v) else math.inf, ts)
+
+
+# --- rotations -----------------------------------------------------------------------
+
+
+def angle_axis_to_matrix(a: np.ndarray) -> np.ndarray:
+    """Rodrigues: the rotation by |a| radians about a/|a| (what cv2.Rodrigues gives)."""
+    a = np.asarray(a, dtype=np.float64).reshape(3)
+    theta = float(np.linalg.norm(a))
+    if theta < 1e-12:
+        k, s, c1 = a, 1.0, 0.0  # first order: I + [a]x
+    else:
+        k, s, c1 = a / theta, math.sin(theta), 1.0 - math.cos(theta)
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + s * kx + c1 * (kx @ kx)
+
+
+def matrix_to_angle_axis(r: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`angle_axis_to_matrix`, via a unit quaternion (stable near pi)."""
+    r = np.asarray(r, dtype=np.float64)
+    tr = r[0, 0] + r[1, 1] + r[2, 2]
+    i = int(np.argmax([tr, r[0, 0], r[1, 1], r[2, 2]]))
+    if i == 0:
+        w = math.sqrt(max(1.0 + tr, 0.0)) / 2
+        q = [w, (r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w),
+             (r[1, 0] - r[0, 1]) / (4 * w)]
+    elif i == 1:
+        x = math.sqrt(max(1.0 + r[0, 0] - r[1, 1] - r[2, 2], 0.0)) / 2
+        q = [(r[2, 1] - r[1, 2]) / (4 * x), x, (r[0, 1] + r[1, 0]) / (4 * x),
+             (r[0, 2] + r[2, 0]) / (4 * x)]
+    elif i == 2:
+        y = math.sqrt(max(1.0 + r[1, 1] - r[0, 0] - r[2, 2], 0.0)) / 2
+        q = [(r[0, 2] - r[2, 0]) / (4 * y), (r[0, 1] + r[1, 0]) / (4 * y), y,
+             (r[1, 2] + r[2, 1]) / (4 * y)]
+    else:
+        z = math.sqrt(max(1.0 + r[2, 2] - r[0, 0] - r[1, 1], 0.0)) / 2
+        q = [(r[1, 0] - r[0, 1]) / (4 * z), (r[0, 2] + r[2, 0]) / (4 * z),
+             (r[1, 2] + r[2, 1]) / (4 * z), z]
+    w, v = q[0], np.array(q[1:])
+    if w < 0:
+        w, v = -w, -v
+    n = float(np.linalg.norm(v))
+    if n < 1e-15:
+        return 2.0 * v
+    return v * (2.0 * math.atan2(n, w) / n)

@@ -11,8 +11,16 @@ import numpy as np
 from PIL import Image
 from plyfile import PlyData, PlyElement
 
-from .scenefun3d_common import _TS_RE, _VIDEO_RE, _matrix_to_angle_axis, _visit_dir
-from .scenefun3d_types import AFFORDANCES, SceneFun3DError, VideoData, VisitData
+from .scenefun3d_types import (
+    AFFORDANCES,
+    TIMESTAMP,
+    VIDEO_ID,
+    SceneFun3DError,
+    VideoData,
+    VisitData,
+    matrix_to_angle_axis,
+    visit_folder,
+)
 
 __all__ = ["write_visit"]
 
@@ -32,7 +40,7 @@ def _check_rigid(m: np.ndarray, what: str) -> np.ndarray:
 
 
 def _ts_ok(ts: str, what: str) -> None:
-    if not isinstance(ts, str) or not _TS_RE.fullmatch(ts):
+    if not isinstance(ts, str) or not TIMESTAMP.fullmatch(ts):
         raise SceneFun3DError(f"{what}: timestamp {ts!r} must be a non-empty string "
                               "without whitespace or slashes")
 
@@ -79,7 +87,7 @@ def _fmt(x: float) -> str:
 def _check_video(v: VideoData) -> None:
     """Every check on a video's data, before anything is written."""
     vid = v.video_id
-    if not isinstance(vid, str) or not _VIDEO_RE.fullmatch(vid):
+    if not isinstance(vid, str) or not VIDEO_ID.fullmatch(vid):
         raise SceneFun3DError(f"video_id must be 8 digits, got {vid!r}")
     _check_rigid(v.laser_to_arkit, f"video {vid} laser_to_arkit")
     stamps = [f.timestamp for f in v.frames]
@@ -131,7 +139,7 @@ def _write_video(vdir: Path, v: VideoData, ascii: bool) -> None:
         c2w = np.asarray(f.camera_to_world, dtype=np.float64)
         r = c2w[:3, :3].T  # world→camera rotation
         t = -r @ c2w[:3, 3]
-        traj.append(" ".join([f.timestamp, *map(_fmt, _matrix_to_angle_axis(r)),
+        traj.append(" ".join([f.timestamp, *map(_fmt, matrix_to_angle_axis(r)),
                               *map(_fmt, t)]) + "\n")
         if f.depth_m is not None:
             d = np.asarray(f.depth_m, dtype=np.float64)
@@ -161,7 +169,7 @@ def write_visit(root: Path | str, data: VisitData, *, ascii: bool = False,
     unknown: non-finite or <= 0). An existing non-empty visit folder is an error unless
     ``overwrite`` (which deletes it first). Returns the visit folder.
     """
-    vdir = _visit_dir(root, data.visit_id)
+    vdir = visit_folder(root, data.visit_id)
     vis = data.visit_id
     pts = _xyz_in(data.points, f"visit {vis} points")
     cols = _colors(data.colors, len(pts), f"visit {vis} points")

@@ -1,8 +1,8 @@
 """The cells of a SceneFunRI comparison table, shared by every format (and the HTML export).
 
 A row is a dict from ``report.summarize`` (or ``paper.paper_rows``); these functions turn its
-numbers into the text a table shows: ``_label`` the model as shown (``(sim)``, ``(rule)``,
-``(paper)``), ``_n`` the trajectories (``72×2``: 72 instances, 2 samples each), the notes
+numbers into the text a table shows: ``model_label`` the model as shown (``(sim)``, ``(rule)``,
+``(paper)``), ``n_cell`` the trajectories (``72×2``: 72 instances, 2 samples each), the notes
 under a table.
 """
 
@@ -24,11 +24,11 @@ HEADERS = {
 }
 LOWER_IS_BETTER = {"dist"}
 KIND_ORDER = {"model": 0, "human": 1, "sim": 2, "rule": 3, "paper": 4}
-def _nan_to_none(v: Any) -> Any:
+def nan_to_none(v: Any) -> Any:
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
-def _fmt(v: Any, digits: int = 2, sign: bool = False) -> str:
+def fmt_num(v: Any, digits: int = 2, sign: bool = False) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
@@ -38,7 +38,7 @@ def _fmt(v: Any, digits: int = 2, sign: bool = False) -> str:
     return str(v)
 
 
-def _label(r: dict[str, Any]) -> str:
+def model_label(r: dict[str, Any]) -> str:
     """The model as a table shows it (``engine.rundir.who``: rules by their rule, the
     simulator and people marked), and what is quoted from the paper says so."""
     if r.get("kind") == "paper":
@@ -46,18 +46,18 @@ def _label(r: dict[str, Any]) -> str:
     return who(r["model"], r.get("kind", "model"))
 
 
-def _interval(r: dict[str, Any], key: str, digits: int = 2, sep: str = ", ") -> str:
+def interval_text(r: dict[str, Any], key: str, digits: int = 2, sep: str = ", ") -> str:
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
-    return f"[{_fmt(lo, digits)}{sep}{_fmt(hi, digits)}]"
+    return f"[{fmt_num(lo, digits)}{sep}{fmt_num(hi, digits)}]"
 
 
-def _star(r: dict[str, Any], m: str) -> str:
+def delta_star(r: dict[str, Any], m: str) -> str:
     return "*" if r.get(f"delta_{m}_sig") else ""
 
 
-def _n(r: dict[str, Any]) -> str:
+def n_cell(r: dict[str, Any]) -> str:
     n, inst = r.get("n"), r.get("instances")
     if n is None:
         return ""
@@ -66,18 +66,18 @@ def _n(r: dict[str, Any]) -> str:
     return f"{inst}×{n // inst}" if n % inst == 0 else f"{inst} ({n} traj.)"
 
 
-def _cost(r: dict[str, Any]) -> list[str]:
-    return [_fmt(r.get("answered"), 1), _fmt(r.get("calls")), _fmt(r.get("input_tokens"), 0),
-            _fmt(r.get("output_tokens"), 0), _fmt(r.get("seconds"))]
+def cost_cells(r: dict[str, Any]) -> list[str]:
+    return [fmt_num(r.get("answered"), 1), fmt_num(r.get("calls")), fmt_num(r.get("input_tokens"), 0),
+            fmt_num(r.get("output_tokens"), 0), fmt_num(r.get("seconds"))]
 
 
-def _costed(rows: Sequence[dict[str, Any]]) -> bool:
+def has_costs(rows: Sequence[dict[str, Any]]) -> bool:
     """Whether the table has a cost column: some row is a real model's (``summarize``
     with a price table)."""
     return any(r.get("costed") for r in rows)
 
 
-def _usd(r: dict[str, Any], key: str = "cost_usd") -> str:
+def usd_text(r: dict[str, Any], key: str = "cost_usd") -> str:
     """A row's cost in US dollars: empty for the simulator, rules and people, ``no price``
     for a model without one (never 0)."""
     if not r.get("costed"):
@@ -90,16 +90,16 @@ def cost_note(rows: Sequence[dict[str, Any]]) -> str:
     return costs.legend(rows)
 
 
-def _has_deltas(rows: Sequence[dict[str, Any]]) -> bool:
+def has_deltas(rows: Sequence[dict[str, Any]]) -> bool:
     return any(r.get(f"delta_{m}") is not None for r in rows for m in METRIC_COLUMNS)
 
 
-def _split(rows: Sequence[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
+def split_paper(rows: Sequence[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
     run = [r for r in rows if r.get("source") != "paper"]
     return run, [r for r in rows if r.get("source") == "paper"]
 
 
-def _ci_note(rows: Sequence[dict[str, Any]]) -> str:
+def ci_note(rows: Sequence[dict[str, Any]]) -> str:
     r = next((r for r in rows if r.get("ci_resamples")), None)
     if r is None:
         return ""
@@ -107,7 +107,7 @@ def _ci_note(rows: Sequence[dict[str, Any]]) -> str:
             f"{r['ci_resamples']} resamples, seed {r['ci_seed']}")
 
 
-def _delta_note(rows: Sequence[dict[str, Any]]) -> str:
+def delta_note(rows: Sequence[dict[str, Any]]) -> str:
     base = next((r["baseline"] for r in rows if r.get("baseline")), None)
     if base is None:
         return ""
@@ -128,7 +128,7 @@ def serving_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
     return serving_lines(seen, dropped)
 
 
-def _pool_note(rows: Sequence[dict[str, Any]]) -> str:
+def pool_note(rows: Sequence[dict[str, Any]]) -> str:
     """Which rows pool one (model, strategy) from several runs (``compare --pool``)."""
     by: dict[tuple[str, ...], list[str]] = {}
     for r in rows:

@@ -13,22 +13,22 @@ from .cells import (
     HEADERS,
     LOWER_IS_BETTER,
     METRIC_COLUMNS,
-    _ci_note,
-    _cost,
-    _costed,
-    _delta_note,
-    _fmt,
-    _has_deltas,
-    _interval,
-    _label,
-    _n,
-    _nan_to_none,
-    _pool_note,
-    _split,
-    _star,
-    _usd,
+    ci_note,
+    cost_cells,
     cost_note,
+    delta_note,
+    delta_star,
+    fmt_num,
+    has_costs,
+    has_deltas,
+    interval_text,
+    model_label,
+    n_cell,
+    nan_to_none,
+    pool_note,
     serving_notes,
+    split_paper,
+    usd_text,
 )
 from .paper import CITATION, NOTE
 
@@ -42,7 +42,7 @@ def render(rows: list[dict[str, Any]], fmt: str = "table", width: int | None = N
     columns out and folds labels (``report_table``) and says so under it.
     """
     if fmt == "json":
-        return json.dumps([{k: _nan_to_none(v) for k, v in r.items()} for r in rows], indent=2)
+        return json.dumps([{k: nan_to_none(v) for k, v in r.items()} for r in rows], indent=2)
     if fmt == "csv":
         return _csv(rows)
     if fmt == "md":
@@ -52,7 +52,7 @@ def render(rows: list[dict[str, Any]], fmt: str = "table", width: int | None = N
     if fmt == "table":
         from .table import rich_table
 
-        run, quoted = _split(rows)
+        run, quoted = split_paper(rows)
         if not quoted:
             return rich_table(run, width)
         from rich.console import Group
@@ -84,14 +84,14 @@ def _csv(rows: list[dict[str, Any]]) -> str:
 
 
 def _md(rows: list[dict[str, Any]]) -> str:
-    run, quoted = _split(rows)
-    deltas = _has_deltas(run)
+    run, quoted = split_paper(rows)
+    deltas = has_deltas(run)
     headers = ["model", "strategy", "n", *(HEADERS[m] for m in METRIC_COLUMNS)]
     if deltas:
         headers += [f"Δ {HEADERS[m]}" for m in METRIC_COLUMNS]
     headers += [HEADERS[c] for c in ("answered", "calls", "input_tokens", "output_tokens",
                                      "seconds")]
-    costed = _costed(run)
+    costed = has_costs(run)
     if costed:
         headers += [HEADERS["cost_usd"], HEADERS["cost_total_usd"]]
 
@@ -99,16 +99,16 @@ def _md(rows: list[dict[str, Any]]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     def cells(r: dict[str, Any]) -> list[str]:
-        out = [_label(r), r["strategy"], _n(r)]
-        out += [f"{_fmt(r[m])} {_interval(r, m)}".strip() for m in METRIC_COLUMNS]
+        out = [model_label(r), r["strategy"], n_cell(r)]
+        out += [f"{fmt_num(r[m])} {interval_text(r, m)}".strip() for m in METRIC_COLUMNS]
         if deltas:
-            out += [f"{_fmt(r.get(f'delta_{m}'), sign=True)}{_star(r, m)} "
-                    f"{_interval(r, f'delta_{m}')}".strip() for m in METRIC_COLUMNS]
-        return out + _cost(r) + ([_usd(r), _usd(r, "cost_total_usd")] if costed else [])
+            out += [f"{fmt_num(r.get(f'delta_{m}'), sign=True)}{delta_star(r, m)} "
+                    f"{interval_text(r, f'delta_{m}')}".strip() for m in METRIC_COLUMNS]
+        return out + cost_cells(r) + ([usd_text(r), usd_text(r, "cost_total_usd")] if costed else [])
 
     lines = [line(headers), "|" + "---|" * 3 + "--:|" * (len(headers) - 3)]
     lines += [line(cells(r)) for r in run]
-    if pooled := _pool_note(run):
+    if pooled := pool_note(run):
         lines += ["", f"_{pooled}_"]
     if notes := serving_notes(run):
         lines += ["", *(f"_{note}_" for note in notes)]
@@ -133,33 +133,33 @@ def _tex(s: str) -> str:
 
 
 def _latex(rows: list[dict[str, Any]]) -> str:
-    run, quoted = _split(rows)
+    run, quoted = split_paper(rows)
     arrows = {m: r"$\downarrow$" if m in LOWER_IS_BETTER else r"$\uparrow$" for m in METRIC_COLUMNS}
-    costed = _costed(run)
+    costed = has_costs(run)
     headers = ["Model", "Strategy", "$n$", *(_tex(HEADERS[m]) + arrows[m] for m in METRIC_COLUMNS),
                r"Ans.\,\%", "Calls", "In tok.", "Out tok.", "s",
                *([r"USD/inst.", r"USD total"] if costed else [])]
     ncol = len(headers)
 
     def metric(r: dict[str, Any], m: str) -> str:
-        cell = _fmt(r[m])
+        cell = fmt_num(r[m])
         if r.get(f"{m}_low") is not None:
-            cell += r" {\scriptsize$" + _interval(r, m, 1, ",\\,") + "$}"
+            cell += r" {\scriptsize$" + interval_text(r, m, 1, ",\\,") + "$}"
         d = r.get(f"delta_{m}")
         if d is not None:
             star = "^{*}" if r.get(f"delta_{m}_sig") else ""
-            cell += r" {\scriptsize$" + _fmt(d, sign=True) + star + "$}"
+            cell += r" {\scriptsize$" + fmt_num(d, sign=True) + star + "$}"
         return cell
 
     def row(r: dict[str, Any]) -> str:
         cost = ["--" if c == "" else c for c in
-                _cost(r) + ([_usd(r), _usd(r, "cost_total_usd")] if costed else [])]
-        cells = [_tex(_label(r)), _tex(r["strategy"]), _n(r).replace("×", r"$\times$") or "--",
+                cost_cells(r) + ([usd_text(r), usd_text(r, "cost_total_usd")] if costed else [])]
+        cells = [_tex(model_label(r)), _tex(r["strategy"]), n_cell(r).replace("×", r"$\times$") or "--",
                  *(metric(r, m) for m in METRIC_COLUMNS), *cost]
         return " & ".join(cells) + r" \\"
 
     notes = [n.replace("Δ", "Delta").replace("Σ", "total") for n in
-             (_ci_note(run), _delta_note(run), _pool_note(run), *serving_notes(run),
+             (ci_note(run), delta_note(run), pool_note(run), *serving_notes(run),
               cost_note(run) if costed else "") if n]
     lines = [f"% SceneFunRI, metrics x100. {'; '.join(notes)}." if notes else
              "% SceneFunRI, metrics x100.",

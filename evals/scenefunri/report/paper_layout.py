@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cells import HEADERS, LOWER_IS_BETTER, METRIC_COLUMNS, _label
+from .cells import HEADERS, LOWER_IS_BETTER, METRIC_COLUMNS, model_label
 from .paper import CITATION, NOTE, SAME_FAMILY, STRATEGY
 
 PANELS = (("Strong-instruction prompting (the paper's Table 3, left)", ("Hidden", "Common", "Both")),
@@ -108,7 +108,7 @@ def _mark(lines: list[Line], groups: dict[str, list[Line]]) -> None:
 
 
 def _ours(r: dict[str, Any]) -> Line:
-    return Line(_label(r), "ours", {m: r.get(m) for m in METRIC_COLUMNS}, {})
+    return Line(model_label(r), "ours", {m: r.get(m) for m in METRIC_COLUMNS}, {})
 
 
 def _missing() -> Line:
@@ -195,7 +195,7 @@ def table3(run: list[dict[str, Any]], quoted: list[dict[str, Any]],
         kind = next(iter(rows.values())).get("kind")
         if kind == "rule":
             continue
-        out.append(Line(_label(next(iter(rows.values()))), "", {}, {}, heading=True))
+        out.append(Line(model_label(next(iter(rows.values()))), "", {}, {}, heading=True))
         for prompt in prompts:
             if STRATEGY[prompt] in rows:
                 ours = ours_line(model, prompt)

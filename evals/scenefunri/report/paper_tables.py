@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...table_fit import Label, fit
-from .cells import LOWER_IS_BETTER, METRIC_COLUMNS, _fmt
+from .cells import LOWER_IS_BETTER, METRIC_COLUMNS, fmt_num
 from .paper_layout import PANELS, TITLE2, Line, headers, notes2, notes3, table2, table3
 
 
@@ -41,13 +41,13 @@ def _rich_cell(line: Line, m: str, changes: bool, below: bool) -> Any:
     v = line.values.get(m)
     style = " ".join(s for s, on in (("bold underline", m in line.series_best),
                                      ("black on yellow", m in line.overall_best)) if on)
-    cell = Text(_fmt(v), style=style)
+    cell = Text(fmt_num(v), style=style)
     if m in line.overall_best:
         cell.append("★")
     d = line.changes.get(m) if changes else None
     if d is not None:
         better = d < 0 if m in LOWER_IS_BETTER else d > 0
-        cell.append(("\n" if below else " ") + _fmt(d, sign=True),
+        cell.append(("\n" if below else " ") + fmt_num(d, sign=True),
                     style=("green" if better else "red") if d else "dim")
     return cell
 
@@ -84,13 +84,13 @@ def _rich_table(title: str, lines: list[Line], changes: bool, width: int | None)
 
 
 def _md_cell(line: Line, m: str, changes: bool) -> str:
-    text = _fmt(line.values.get(m))
+    text = fmt_num(line.values.get(m))
     if text and m in line.series_best:
         text = f"**{text}**"
     if m in line.overall_best:
         text += " ★"
     d = line.changes.get(m) if changes else None
-    return text + (f" ({_fmt(d, sign=True)})" if d is not None else "")
+    return text + (f" ({fmt_num(d, sign=True)})" if d is not None else "")
 
 
 def md(run: list[dict[str, Any]], quoted: list[dict[str, Any]]) -> str:
@@ -115,7 +115,7 @@ def md(run: list[dict[str, Any]], quoted: list[dict[str, Any]]) -> str:
 
 
 def _tex_cell(line: Line, m: str, changes: bool, tex: Any) -> str:
-    text = _fmt(line.values.get(m))
+    text = fmt_num(line.values.get(m))
     if not text:
         return ""
     if m in line.series_best:
@@ -126,7 +126,7 @@ def _tex_cell(line: Line, m: str, changes: bool, tex: Any) -> str:
     if d is not None:
         better = d < 0 if m in LOWER_IS_BETTER else d > 0
         colour = "green!50!black" if better else "red" if d else "black"
-        text += rf" {{\scriptsize\textcolor{{{colour}}}{{${_fmt(d, sign=True)}$}}}}"
+        text += rf" {{\scriptsize\textcolor{{{colour}}}{{${fmt_num(d, sign=True)}$}}}}"
     return text
 
 

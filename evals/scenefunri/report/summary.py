@@ -33,18 +33,7 @@ from ....engine.rundir import RunDir, RunDirError, kind_of, serving_text
 from ....renderers.figures import GridCell, GridRow
 from ... import costs
 from .bootstrap import LEVEL, RESAMPLES, bootstrap_ci, excludes_zero, instance_means, paired
-from .cells import (  # noqa: F401 - the cells are re-exported: the HTML export shows them
-    HEADERS,
-    KIND_ORDER,
-    LOWER_IS_BETTER,
-    METRIC_COLUMNS,
-    _fmt,
-    _interval,
-    _label,
-    _n,
-    _nan_to_none,
-)
-from .formats import render  # noqa: F401 - re-exported: render(summarize(...))
+from .cells import KIND_ORDER, METRIC_COLUMNS, model_label, nan_to_none
 
 _RECORD_KEY = {"cacc75": "cacc75", "cacc50": "cacc50", "miou": "iou", "dist": "dist"}
 
@@ -186,7 +175,7 @@ def summarize(
             _add_deltas(r, b if b is not r else None, values, baseline, resamples, seed, level)
     rows.sort(key=lambda r: (KIND_ORDER[r["kind"]], r["model"], r["strategy"] != baseline,
                              r["strategy"]))
-    return [{k: _nan_to_none(v) for k, v in r.items()} for r in rows]
+    return [{k: nan_to_none(v) for k, v in r.items()} for r in rows]
 
 
 def _backends_of(run: RunDir) -> list[dict[str, Any]]:
@@ -294,7 +283,7 @@ def figure_cells(
     if missing:
         raise RunDirError(f"unknown instance id(s) {', '.join(missing)}: not in the runs' datasets")
     order = sorted(kinds, key=lambda k: (KIND_ORDER[kinds[k]["kind"]], k[0], k[1]))
-    rows = [GridRow(label=f"{_label(kinds[k])}\n{k[1]}",
+    rows = [GridRow(label=f"{model_label(kinds[k])}\n{k[1]}",
                     cells=[_grid_cell(records[k].get(i)) for i in instance_ids]) for k in order]
     return [found[i] for i in instance_ids], rows
 

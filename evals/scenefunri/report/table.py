@@ -10,20 +10,20 @@ from .cells import (
     HEADERS,
     LOWER_IS_BETTER,
     METRIC_COLUMNS,
-    _ci_note,
-    _cost,
-    _costed,
-    _delta_note,
-    _fmt,
-    _has_deltas,
-    _interval,
-    _label,
-    _n,
-    _pool_note,
-    _split,
-    _usd,
+    ci_note,
+    cost_cells,
     cost_note,
+    delta_note,
+    fmt_num,
+    has_costs,
+    has_deltas,
+    interval_text,
+    model_label,
+    n_cell,
+    pool_note,
     serving_notes,
+    split_paper,
+    usd_text,
 )
 
 
@@ -32,9 +32,9 @@ def usd_cell(r: dict[str, Any]) -> Any:
     one, empty for the simulator, rules and people."""
     from rich.text import Text
 
-    cell = Text(_usd(r))
+    cell = Text(usd_text(r))
     if r.get("costed") and r.get("cost_total_usd") is not None:
-        cell.append("\nΣ" + _usd(r, "cost_total_usd"), style="dim")
+        cell.append("\nΣ" + usd_text(r, "cost_total_usd"), style="dim")
     return cell
 
 
@@ -51,14 +51,14 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    run, _ = _split(rows)
-    deltas = _has_deltas(run)
+    run, _ = split_paper(rows)
+    deltas = has_deltas(run)
     stars = {m: any(r.get(f"delta_{m}_sig") for r in run) for m in METRIC_COLUMNS}
-    dwidth = {m: max((len(_fmt(r[f"delta_{m}"], sign=True)) for r in run
+    dwidth = {m: max((len(fmt_num(r[f"delta_{m}"], sign=True)) for r in run
                       if r.get(f"delta_{m}") is not None), default=0) for m in METRIC_COLUMNS}
 
     def metric(r: dict[str, Any], m: str) -> Text:
-        cell = Text(_fmt(r[m]))
+        cell = Text(fmt_num(r[m]))
         d = r.get(f"delta_{m}")
         if d is not None:
             sig = r.get(f"delta_{m}_sig")
@@ -66,25 +66,25 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
             style = ("bold green" if better else "bold red") if sig else (
                 "green" if better and d else "red" if d else "dim")
             cell.append(" ")
-            cell.append(_fmt(d, sign=True).rjust(dwidth[m]) + ("*" if sig else " " if stars[m]
+            cell.append(fmt_num(d, sign=True).rjust(dwidth[m]) + ("*" if sig else " " if stars[m]
                                                                else ""), style=style)
         if r.get(f"{m}_low") is not None:
-            cell.append("\n" + _interval(r, m, 1, ","), style="dim")
+            cell.append("\n" + interval_text(r, m, 1, ","), style="dim")
         return cell
 
     # the cells first; then the columns the width allows (see table_fit.fit)
-    costed = _costed(run)
+    costed = has_costs(run)
     cols = ["model / strategy", "n", "ans%", *(HEADERS[m] for m in METRIC_COLUMNS), "calls",
             "tok i/o", "s/inst", *(["$/inst"] if costed else [])]
     body: list[tuple[Label, str, list[Any], bool]] = []  # label, its style, cells, new section
     prev_kind, prev_model = None, None
     for r in run:
         if (r["model"], r["kind"]) != (prev_model, prev_kind):
-            body.append((Label(_label(r), 0, 2), "bold", [""] * (len(cols) - 1),
+            body.append((Label(model_label(r), 0, 2), "bold", [""] * (len(cols) - 1),
                          prev_kind is not None and r["kind"] != prev_kind))
         prev_kind, prev_model = r["kind"], r["model"]
-        cost = _cost(r)
-        body.append((Label(r["strategy"], 2, 4), "", [_n(r), cost[0],
+        cost = cost_cells(r)
+        body.append((Label(r["strategy"], 2, 4), "", [n_cell(r), cost[0],
                      *(metric(r, m) for m in METRIC_COLUMNS), cost[1],
                      f"{cost[2]}/{cost[3]}", cost[4], *([usd_cell(r)] if costed else [])],
                      False))
@@ -93,14 +93,14 @@ def rich_table(rows: list[dict[str, Any]], width: int | None) -> Any:
     title = "SceneFunRI (metrics ×100, 95 % intervals)"
     if sim:
         title += " · SIMULATED rows marked (sim)"
-    notes = [n for n in (_ci_note(run), _delta_note(run), _pool_note(run)) if n]
+    notes = [n for n in (ci_note(run), delta_note(run), pool_note(run)) if n]
     if deltas:
         notes.append("green better, red worse (Dist: lower is better)")
     if any(r.get("kind") == "rule" for r in run):
         notes.append("(rule): a fixed reference rule (baseline:...), no model")
     notes += serving_notes(run)
 
-    ns = {_n(r) for r in run}
+    ns = {n_cell(r) for r in run}
 
     def build(label_width: int | None, left_out: list[str]) -> Table:
         keep = [j for j, c in enumerate(cols) if c not in left_out]
