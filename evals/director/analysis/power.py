@@ -66,7 +66,6 @@ from ..sim.respondent import (
 )
 from ..study.design import TRACE_MEASURES, Design
 from ..study.design import Comparison as DesignComparison
-from .fast_gee import fast_compare
 from .stats import bh, compare
 
 Scenes = Literal["resample", "fixed"]
@@ -293,7 +292,7 @@ def _estimate(cell: Cell, draws: dict[tuple, dict[str, Any]], exact: bool = Fals
     if not (np.any(x == 0) and np.any(x == 1)):
         return None
     try:
-        return (compare if exact else fast_compare)(y, x, s)
+        return compare(y, x, s, fast=not exact)
     except (ValueError, RuntimeError):
         return None
 
@@ -416,8 +415,8 @@ def simulate(design: Design, knobs: DirectorKnobs | Mapping[str, Any] | None = N
     simulates those models, each asked what the design asks it. ``pool_size``: layouts per set
     to resample from (default 4 × the set's size). ``workers`` > 1 runs replicates in that many
     processes; the result does not depend on it. ``exact`` fits every comparison with
-    ``stats.compare`` itself (statsmodels' GEE, ~40 ms a fit) instead of :func:`fast_compare`
-    (the same numbers to ~1e-9, ~100 times faster). Deterministic given ``seed``."""
+    statsmodels' GEE (~40 ms a fit) instead of the fit from per-scene counts
+    (``stats.compare(..., fast=True)``: the same numbers to ~1e-9, ~100 times faster). Deterministic given ``seed``."""
     if reps < 1:
         raise ValueError("reps must be at least 1")
     t0 = time.perf_counter()

@@ -17,6 +17,12 @@ with the scene as the cluster:
 The estimator is chosen from the data, in that order: bound, then paired, else gee. statsmodels
 returns ``converged=True`` with NaN standard errors at the edges, so warnings are never read.
 
+``compare(..., fast=True)`` fits the same GEE from per-scene counts instead of statsmodels
+(:func:`_gee_counts`: with one binary covariate every sum over a cluster's replies reduces to
+four counts), ~50 times faster and the same numbers to ~1e-9: for simulations that fit
+thousands of comparisons (``power``); ``analyze`` keeps statsmodels. Both fits go through one
+delta-method interval and one rule for its bounds (:func:`_delta_method`).
+
 A difference of shares lies in [-1, 1], but a t interval on few clusters (t on 1 degree of
 freedom is 12.7) can reach past it. **The rule**: a gee or paired interval is cut at [-1, 1]
 (``low = max(low, -1)``, ``high = min(high, 1)``) and marked ``clipped``; the estimate and p
@@ -47,11 +53,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 from scipy import stats as sps
-from scipy.special import expit
+from scipy.special import expit, stdtr
 
 Method = Literal["gee", "paired", "bound"]
 
@@ -150,8 +157,9 @@ def _bound(c: float, G: int) -> tuple[float, float, float]:
 
 
 def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray,
-            scene: Sequence | np.ndarray) -> Comparison:
-    """share(condition=1) - share(condition=0), clustered by scene; see the module docstring."""
+            scene: Sequence | np.ndarray, *, fast: bool = False) -> Comparison:
+    """share(condition=1) - share(condition=0), clustered by scene; see the module docstring
+    (``fast``: the GEE fitted from per-scene counts, not by statsmodels)."""
     yv, x, g = _arrays(y, condition, scene)
     s0, s1, n_both = _per_scene(yv, x, g)
     d = s1 - s0
@@ -173,8 +181,8 @@ def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray
         diff = float(d.mean())
         se = float(d.std(ddof=1) / math.sqrt(Gb))
         df = Gb - 1
-        tq = float(sps.t.ppf(0.975, df))
-        p = float(2 * sps.t.sf(abs(diff / se), df))
+        tq = _t975(df)
+        p = 2 * _t_sf(abs(diff / se), df)
         low, high, clipped = _clip(diff - tq * se, diff + tq * se)
         return Comparison(diff=diff, low=low, high=high, p=p,
                           method="paired", share0=float(s0.mean()), share1=float(s1.mean()),
@@ -184,9 +192,18 @@ def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray
     G = int(g.max()) + 1
     if G < 3:
         raise ValueError(f"GEE's t interval on G-2 df needs at least 3 scenes, got {G}")
-    res = fit_gee(yv, x, g)
-    b0, b1 = (float(v) for v in res.params)
-    V = np.asarray(res.cov_params(), dtype=float)
+    if fast:
+        b0, b1, V = _gee_counts(yv, x, g, G)
+    else:
+        res = fit_gee(yv, x, g)
+        b0, b1 = (float(v) for v in res.params)
+        V = np.asarray(res.cov_params(), dtype=float)
+    return _delta_method(b0, b1, V, n=len(yv), G=G)
+
+
+def _delta_method(b0: float, b1: float, V: np.ndarray, n: int, G: int) -> Comparison:
+    """The GEE comparison from its fit: the difference of the fitted shares p1 - p0 with its
+    delta-method t interval on G-2 degrees of freedom, cut by the rule (module docstring)."""
     p0, p1 = float(expit(b0)), float(expit(b0 + b1))
     grad = np.array([p1 * (1 - p1) - p0 * (1 - p0), p1 * (1 - p1)])
     se = float(math.sqrt(grad @ V @ grad)) if np.all(np.isfinite(V)) else math.nan
@@ -194,11 +211,76 @@ def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray
     if not (math.isfinite(diff) and math.isfinite(se) and se > 0):
         raise RuntimeError(f"GEE gave a non-finite or zero standard error (b={b0}, {b1}; se={se})")
     df = G - 2
-    tq = float(sps.t.ppf(0.975, df))
-    p = float(2 * sps.t.sf(abs(diff / se), df))
+    tq = _t975(df)
+    p = 2 * _t_sf(abs(diff / se), df)
     low, high, clipped = _clip(diff - tq * se, diff + tq * se)
     return Comparison(diff=diff, low=low, high=high, p=p, method="gee",
-                      share0=p0, share1=p1, n=len(yv), G=G, se=se, df=df, clipped=clipped)
+                      share0=p0, share1=p1, n=n, G=G, se=se, df=df, clipped=clipped)
+
+
+def _gee_counts(y: np.ndarray, x: np.ndarray, g: np.ndarray, G: int, tol: float = 1e-10,
+                maxiter: int = 100) -> tuple[float, float, np.ndarray]:
+    """:func:`fit_gee`'s fit from each scene's replies (n0, n1) and events (e0, e1) under x = 0
+    and x = 1: logit link, exchangeable working correlation by statsmodels' moment estimator
+    (``ddof_scale`` = 2), robust sandwich times G/(G-1). An iteration costs a few vector
+    operations instead of a Python loop over clusters, and reaches the same fixed point (the
+    score equations at the moment estimate of the correlation). Returns (b0, b1, cov)."""
+    n0 = np.bincount(g, weights=(x == 0), minlength=G)
+    n1 = np.bincount(g, weights=(x == 1), minlength=G)
+    e0 = np.bincount(g, weights=y * (x == 0), minlength=G)
+    e1 = np.bincount(g, weights=y * (x == 1), minlength=G)
+    k = n0 + n1
+    n_pairs = float((k * (k - 1) / 2).sum())
+    N, ddof = float(k.sum()), 2.0
+
+    def at(b0: float, b1: float):
+        m0, m1 = 1 / (1 + math.exp(-b0)), 1 / (1 + math.exp(-(b0 + b1)))
+        v0, v1 = m0 * (1 - m0), m1 * (1 - m1)
+        s0, s1 = math.sqrt(v0), math.sqrt(v1)
+        r0, r1 = e0 - n0 * m0, e1 - n1 * m1  # a cluster's summed raw residuals
+        t = r0 / s0 + r1 / s1  # ... and summed Pearson residuals
+        ssr = ((e0 * (1 - m0) ** 2 + (n0 - e0) * m0**2) / v0
+               + (e1 * (1 - m1) ** 2 + (n1 - e1) * m1**2) / v1)
+        scale = ssr.sum() / (N - ddof)
+        alpha = ((t * t - ssr).sum() / 2 / scale) / (n_pairs - ddof) if n_pairs > ddof else 0.0
+        # V^-1 of a cluster of size k: (I/(1-alpha) - c 11') in Pearson units
+        c = alpha / (1 - alpha) / (1 + alpha * (k - 1))
+        u0, u1 = n0 * s0 + n1 * s1, n1 * s1
+        score = np.stack([(r0 + r1) / (1 - alpha) - c * t * u0,
+                          r1 / (1 - alpha) - c * t * u1], axis=-1)  # (G, 2): D'V^-1 r
+        w = (n1 * v1).sum()
+        B = np.array([[(n0 * v0).sum() + w, w], [w, w]]) / (1 - alpha) - np.array(
+            [[(c * u0 * u0).sum(), (c * u0 * u1).sum()],
+             [(c * u0 * u1).sum(), (c * u1 * u1).sum()]])  # D'V^-1 D
+        return alpha, score, B
+
+    E0, E1, N0, N1 = e0.sum(), e1.sum(), n0.sum(), n1.sum()
+    b0 = math.log(E0 / (N0 - E0))  # the independence fit: the pooled shares
+    b1 = math.log(E1 / (N1 - E1)) - b0
+    alpha_prev = math.inf
+    for _ in range(maxiter):
+        alpha, score, B = at(b0, b1)
+        total = score.sum(axis=0)
+        step = np.linalg.solve(B, total)
+        b0, b1 = b0 + float(step[0]), b1 + float(step[1])
+        if float(np.sqrt(total @ total)) < tol and abs(alpha - alpha_prev) < tol:
+            break
+        alpha_prev = alpha
+    alpha, score, B = at(b0, b1)
+    Bi = np.linalg.inv(B)
+    return b0, b1, Bi @ (score.T @ score) @ Bi * (G / (G - 1))
+
+
+@lru_cache(maxsize=64)
+def _t975(df: int) -> float:
+    """The t distribution's 97.5 % quantile (cached: a power simulation asks it thousands of
+    times for a few df)."""
+    return float(sps.t.ppf(0.975, df))
+
+
+def _t_sf(t: float, df: int) -> float:
+    """P(T > t) on ``df`` degrees of freedom (``scipy.stats.t.sf``, without its overhead)."""
+    return float(stdtr(df, -t))
 
 
 def share_interval(y, scene, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
