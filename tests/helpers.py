@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-# importing unseen.commands.director_run registers the simulator's Director task: at import time, so a
-# test that swaps in its own stand-in afterwards keeps it
 from unseen.commands.director_run import run_study
 from unseen.engine.types import Decoding, ImagePart, Message, Request, TextPart
 from unseen.evals.director.study.design import load_design

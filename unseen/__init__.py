@@ -23,6 +23,7 @@ _EXPORTS = {
     "run": ".api",
     "run_async": ".api",
     "run_study": ".commands.director_run",
+    "run_study_async": ".commands.director_run",
     "strategy": ".strategies",
 }
 

@@ -160,8 +160,6 @@ def test_one_knob_syntax_and_one_set_of_names(run_main, tmp_path, director_scene
     assert parse_backend("sim,skill=0.9") == ("sim,skill=0.9", None)
     assert parse_backend("gpt-6-sol=sim:strong") == ("sim:strong", "gpt-6-sol")
     assert make_backend("sim,skill=0.9").knobs.skill == 0.9
-    import unseen.commands.director_run  # noqa: F401 - registers the Director's knobs
-
     plain = make_backend("sim:default,uplift=0.3").extras["dir_"]
     prefixed = make_backend("sim:default,dir_uplift=0.3").extras["dir_"]
     assert plain.uplift == prefixed.uplift == 0.3

@@ -26,7 +26,8 @@ from unseen import cli
 from unseen.engine.rundir import RunDirError
 from unseen.evals.director.analysis import shown as shown_cells
 from unseen.evals.director.analysis.analyze import analyze_run
-from unseen.evals.director.analysis.tables import interval, pct, to_dict
+from unseen.evals.director.analysis.shown import interval, pct
+from unseen.evals.director.analysis.tables import to_dict
 from unseen.views.export import export_html
 
 TINY = tiny_design(

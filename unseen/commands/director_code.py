@@ -18,7 +18,6 @@ from typing import Any
 from ..api import run_async
 from ..engine.rundir import RunDir
 from ..engine.runner import RunResult
-from ..evals.director.coding import coder as _coder  # noqa: F401 - registers `director-code`
 from ..evals.director.coding.coder import MAX_EFFORT
 from ..evals.director.coding.items import CodingError, pass_dir
 

@@ -18,7 +18,6 @@ from ..api import run_async
 from ..engine.runner import RunResult
 from ..evals.director.study.design import Design
 from ..evals.director.study.runner import StudyError
-from ..evals.director.task import strategy as _strategy  # noqa: F401 - registers `director`
 
 if TYPE_CHECKING:
     from ..dryrun import DryRunEstimate

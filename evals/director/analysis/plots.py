@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .analyze import MARGIN_GROUP, NOT_ASKED
-from .tables import group_title, interval, pct, what
+from .shown import group_title, interval, pct, what
 
 DPI = 150
 _COLORS = {"*": "#1f4e99", "†": "#d9822b", "": "#555555"}

@@ -1,7 +1,7 @@
 """A Director study analysis as the reader sees it: four formats.
 
 ``render(analysis, fmt)``: ``table`` (rich), ``json`` (every field), ``md`` (GitHub tables)
-or ``latex`` (booktabs). The numbers and cells come from :mod:`.shown` (re-exported here);
+or ``latex`` (booktabs). The numbers and cells come from :mod:`.shown`;
 every format opens with :func:`.shown.heading`: the study, which replies are simulated, and
 each Benjamini-Hochberg family's size; a simulated model is shown as ``NAME (sim)``.
 """
@@ -15,18 +15,13 @@ from typing import Any
 from ..study.design import Comparison as DesignComparison
 from . import costs as cost_rows
 from .analyze import MARGIN_GROUP, PLACES, Analysis
-from .shown import (  # noqa: F401 - re-exported: the shared cells live in .shown
-    RateTable,
+from .shown import (
     cell_text,
     change_cells,
-    end,
     group_title,
     heading,
-    interval,
     legend,
     md_table,
-    pct,
-    pval,
     rate_rows,
     rate_tables,
     tex,

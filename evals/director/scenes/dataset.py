@@ -13,8 +13,8 @@ from ....engine.images import inside
 from ....engine.types import Instance
 from ....engine.userfiles import decode, read_bytes
 from ....renderers.camera import Camera
+from .files import SCENES_FILE
 from .geometry import OBox
-from .sets import SCENES_FILE
 
 
 class SceneSetError(UnseenError, ValueError):

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .files import SCENES_FILE  # noqa: F401 - where the others look for it
+from .files import SCENES_FILE
 from .layout import Layout, make_layout, rearranged
 from .render import Unreadable, render_scene, write_scene
 

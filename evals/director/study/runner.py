@@ -25,7 +25,8 @@ from ....engine.errors import UnseenError
 from ....engine.runner import WorkItem, trajectory_key
 from ....engine.types import Instance
 from ..scenes.dataset import load_scenes
-from ..scenes.sets import SCENES_FILE, build_set
+from ..scenes.files import SCENES_FILE
+from ..scenes.sets import build_set
 from .design import Design
 from .study_file import STUDY_FILE, read_study
 

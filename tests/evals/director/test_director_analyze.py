@@ -10,8 +10,9 @@ from rich.console import Console
 from unseen.evals.director.analysis import analyze as an
 from unseen.evals.director.analysis.analyze import AnalysisError, analyze, analyze_run, load_run
 from unseen.evals.director.analysis.plots import plot_analysis as plot
+from unseen.evals.director.analysis.shown import end, pct, tex
 from unseen.evals.director.analysis.stats import Comparison, bh, round_half_away, share_interval
-from unseen.evals.director.analysis.tables import end, pct, render, tex
+from unseen.evals.director.analysis.tables import render
 from unseen.evals.director.study.design import Design
 
 N_BOOT = 200  # enough for the tests; the default is the paper's 2000

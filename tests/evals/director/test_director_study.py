@@ -293,7 +293,7 @@ def test_a_model_no_batch_asks_is_refused(tmp_path, tiny, scenes):
     text = TINY.replace('name = "q"\n', 'name = "q"\nmodels = ["gpt-x"]\n')
     path = tmp_path / "d.toml"
     path.write_text(text, encoding="utf-8")
-    # a bare sim would play gpt-x (unseen.director.sim_in_every_place); a named one may not
+    # a bare sim would play gpt-x (unseen.commands.director_run.sim_in_every_place); a named one may not
     with pytest.raises(StudyError, match="model 'gpt-q'.*NAME=sim"):
         run_study(load_design(path), ["gpt-q=sim"], tmp_path / "r", scenes=scenes,
                   progress=False)

@@ -163,7 +163,7 @@ def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path)
     from unseen.engine.graph import Iterates, Parsed, StrategyState, ask_node
     from unseen.engine.types import ImagePart, Message, Request, TextPart
     from unseen.strategies import strategy
-    from unseen.strategies.direct import box_oracle, read_box
+    from unseen.strategies.kit import box_truth, read_box
 
     class P(BaseModel):
         rounds: int = 2
@@ -174,7 +174,7 @@ def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path)
             inst = state["instance"]
             return Request(messages=[Message(role="user", parts=[
                 ImagePart(path=inst.image), TextPart(text=f"round {state.get('t', 0)}")])],
-                oracle=box_oracle(state))
+                oracle=box_truth(inst))
 
         def parse(state, backend, reply):
             inst = state["instance"]

@@ -38,7 +38,7 @@ from ...evals.director.analysis.analyze import (
 )
 from ...evals.director.analysis.plots import plot_analysis as plot
 from ...evals.director.analysis.plots import slug as plot_slug
-from ...evals.director.analysis.tables import (
+from ...evals.director.analysis.shown import (
     change_cells,
     group_title,
     legend,
