@@ -83,9 +83,9 @@ def run_strategy(spec: str, data: Path, n_samples: int) -> tuple[float, float]:
     strat = build(spec)
     backend = Reliable(Instant("instant-model", box_format="pixel"), concurrency=1)
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = RunConfig(run="bench", data=str(data), dataset_fingerprint=ds.fingerprint,
-                        instances=len(ds), strategies=[], backends=[], package_version="bench",
-                        created_at="now")
+        cfg = RunConfig(run="bench", benchmark="scenefunri", data=str(data),
+                        dataset_fingerprint=ds.fingerprint, instances=len(ds), strategies=[],
+                        backends=[], package_version="bench", created_at="now")
         runner = Runner(ds.instances, [strat], [backend], Path(tmp), cfg, samples=n_samples,
                         score=scorer(), workers=1, progress=False)
         c0, t0 = time.process_time(), time.perf_counter()

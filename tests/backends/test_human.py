@@ -297,8 +297,9 @@ async def test_a_person_is_never_timed_out_retried_or_cached(tmp_path, sample_da
     from unseen.engine.runner import Runner
     from unseen.engine.types import RunConfig
 
-    config = RunConfig(run="r", data=str(sample_data), dataset_fingerprint="x", instances=1,
-                       strategies=[], backends=[], package_version="0", created_at="now")
+    config = RunConfig(run="r", benchmark="scenefunri", data=str(sample_data),
+                       dataset_fingerprint="x", instances=1, strategies=[], backends=[],
+                       package_version="0", created_at="now")
     runner = Runner(instances[:1], [spec], [client], tmp_path / "r", config, progress=False)
     task = asyncio.create_task(runner.run())
     person = Person(await said.url(task=task))

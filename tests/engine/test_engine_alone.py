@@ -30,13 +30,13 @@ SCRIPT = textwrap.dedent('''
     trace = write_trace(Codes(reading="director_view", sees="seen", works_out=True), 3, 7,
                         [1, 3], random.Random(0))
     instances = {
-        "scenefunri": load_dataset(data).instances[0],
+        "box": load_dataset(data).instances[0],
         "director": load_scenes(scenes / "main")[0][0],
         "director-coding": Instance(id="batch-0", image="", width=1, height=1, meta={
             "second_pass": False,
             "items": [{"id": "x1", "trace": trace, "reply": '{"visible": [1, 3], "block": 3}'}]}),
     }
-    profile = {"scenefunri": "sim:oracle", "director": "sim:director-oracle",
+    profile = {"box": "sim:oracle", "director": "sim:director-oracle",
                "director-coding": "sim:default,dir_coder_error=0"}
     class Sending:
         """The simulator, encoding every image part first as a real provider does."""
