@@ -52,7 +52,7 @@ LLAVA_SIDE = 56
 def corpus() -> list[str]:
     """Text to train the tokenizer on: the project's prompt templates and some JSON."""
     root = Path(__file__).resolve().parents[1]  # the repository, or the installed package
-    texts = [p.read_text(encoding="utf-8") for d in ("strategies/prompts", "evals/director/prompts")
+    texts = [p.read_text(encoding="utf-8") for d in ("strategies/prompts", "evals/director/task/prompts")
              for p in sorted((root / d).rglob("*.txt"))]
     return texts + ['{"box": [12, 345, 678, 901]}', '{"choice": "A"}', "A B C 0123456789"]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from unseen.evals.scenefunri.build import BuildParams, mesh_depth, project, visibility
-from unseen.evals.scenefunri.scenefun3d_types import Frame, Intrinsics
+from unseen.evals.scenefunri.data.build import BuildParams, mesh_depth, project, visibility
+from unseen.evals.scenefunri.data.scenefun3d_types import Frame, Intrinsics
 from unseen.renderers.mesh import box, merge
 
 
@@ -46,8 +46,8 @@ def main() -> None:
     print(f"{args.points:,} points, 1920x1440 frames: {med * 1000:.0f} ms per frame "
           f"({1 / med:.1f} frames/s), mesh render included")
     if args.sample:
-        from unseen.evals.scenefunri.build import build
-        from unseen.evals.scenefunri.rooms import write_rooms
+        from unseen.evals.scenefunri.data.build import build
+        from unseen.evals.scenefunri.data.rooms import write_rooms
 
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()

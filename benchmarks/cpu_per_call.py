@@ -56,7 +56,7 @@ def start_server(delay: float = 0.0, text: str = '{"box": [100, 100, 300, 300]}'
 
 def compare(calls: int, rounds: int) -> dict[str, list[float]]:
     """Per-call CPU (ms) of each round, for "unseen" and "bare"."""
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
 
     proc, url = start_server()
     out: dict[str, list[float]] = {"unseen": [], "bare": []}

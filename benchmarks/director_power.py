@@ -1,7 +1,7 @@
 """Director power simulation: coverage of the 95% intervals per comparison (target 93-97% with
 G = 160 scenes and 5 samples per scene), the power, and the run time.
 
-Runs ``evals.director.power`` on a benchmark design that touches every kind of comparison:
+Runs ``evals.director.analysis.power`` on a benchmark design that touches every kind of comparison:
 large and null effects, the digit strata, the reply-level ``report-excludes-hidden`` filter,
 ``ldv_other`` (a filter on the choice itself), a margin test on accuracy, and rates near zero
 (the combined constraint, where the paired estimator takes over).
@@ -20,9 +20,9 @@ import tomllib
 
 from rich.console import Console
 
-from unseen.evals.director.power import parse_effects
-from unseen.evals.director.power_report import power_report, render
-from unseen.evals.director.study import Design, load_design
+from unseen.evals.director.analysis.power import parse_effects
+from unseen.evals.director.analysis.power_report import power_report, render
+from unseen.evals.director.study.design import Design, load_design
 
 DESIGN = """
 name = "power-benchmark"

@@ -11,9 +11,9 @@ import statistics
 import tempfile
 import time
 
-from unseen.evals.director.layout import make_layout
-from unseen.evals.director.scenes import render_scene
-from unseen.evals.director.sets import build_set
+from unseen.evals.director.scenes.layout import make_layout
+from unseen.evals.director.scenes.render import render_scene
+from unseen.evals.director.scenes.sets import build_set
 
 TARGET_S = 1.0
 

@@ -30,7 +30,7 @@ from unseen.engine.graph import StrategyState, ask_node
 from unseen.engine.runner import Runner
 from unseen.engine.types import Reply, RunConfig
 from unseen.evals.scenefunri import load_dataset, scorer
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
 from unseen.strategies import build, strategy
 from unseen.strategies.kit import box_truth, read_box
 
@@ -83,9 +83,9 @@ def run_strategy(spec: str, data: Path, n_samples: int) -> tuple[float, float]:
     strat = build(spec)
     backend = Reliable(Instant("instant-model", box_format="pixel"), concurrency=1)
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = RunConfig(run="bench", data=str(data), dataset_fingerprint=ds.fingerprint,
-                        instances=len(ds), strategies=[], backends=[], package_version="bench",
-                        created_at="now")
+        cfg = RunConfig(run="bench", benchmark="scenefunri", data=str(data),
+                        dataset_fingerprint=ds.fingerprint, instances=len(ds), strategies=[],
+                        backends=[], package_version="bench", created_at="now")
         runner = Runner(ds.instances, [strat], [backend], Path(tmp), cfg, samples=n_samples,
                         score=scorer(), workers=1, progress=False)
         c0, t0 = time.process_time(), time.perf_counter()
@@ -114,7 +114,7 @@ def floor_graph(steps: int):
 
 def run_floor(steps: int, invocations: int) -> float:
     """CPU ms per step of ``invocations`` runs of the no-op graph, one after another."""
-    from unseen.evals.scenefunri.sample import bundled_sample
+    from unseen.evals.scenefunri.data.sample import bundled_sample
 
     inst = load_dataset(bundled_sample()).instances[0]
     graph = floor_graph(steps)

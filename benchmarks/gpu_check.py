@@ -117,8 +117,8 @@ def verdict(run_dir: Path, seconds: float) -> tuple[str, bool]:
 def run_all(spec: str, out: Path, limit: int) -> list[tuple[str, str, bool]]:
     """direct and spoe on the sample set, and the Director condition `move`, through ``spec``."""
     import unseen
-    from unseen.director import run_study
-    from unseen.evals.director.study import Design
+    from unseen.commands.director_run import run_study
+    from unseen.evals.director.study.design import Design
 
     results = []
     t0 = time.perf_counter()

@@ -40,7 +40,7 @@ def make_runs(root: Path, n: int) -> tuple[Path, Path]:
     if not (study / "trajectories.jsonl").is_file():
         from importlib import resources
 
-        text = (resources.files("unseen.evals.director") / "designs" / "quick.toml").read_text()
+        text = (resources.files("unseen.evals.director.study") / "designs" / "quick.toml").read_text()
         design = root / "quick63.toml"
         design.write_text(text.replace("samples = 5", "samples = 63"))
         subprocess.run([sys.executable, "-m", "unseen.cli", "director", "run", str(design),

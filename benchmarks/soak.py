@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fake_providers import Error, FakeProvider, Raw, Reply, echo_key  # noqa: E402
 
 from unseen.evals.scenefunri import load_dataset  # noqa: E402
+from unseen.evals.scenefunri.data.sample import bundled_sample  # noqa: E402
 from unseen.evals.scenefunri.metrics import score  # noqa: E402
-from unseen.evals.scenefunri.sample import bundled_sample  # noqa: E402
 
 KEY = "sk-soak-" + "Q7x" * 14
 TIMEOUT_S = 1.0

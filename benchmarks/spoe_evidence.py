@@ -66,7 +66,7 @@ def main() -> None:
             for r in summarize([out]):
                 print(f"{r['strategy']:<22}{r['cacc75']:>9.2f}{r['cacc50']:>9.2f}"
                       f"{r['miou']:>8.2f}{r['dist']:>8.2f}{r['calls']:>7.2f}")
-        from unseen.evals.scenefunri.curves import curves
+        from unseen.evals.scenefunri.report.curves import curves
 
         print("\noracle ceiling (perfect chooser), Dist ×100 and alive % at t = T:")
         for r in curves([Path(tmp) / "s1.0"], ceiling=True):

@@ -36,7 +36,7 @@ SIZE = (1920, 1440)
 
 def hires_set(out: Path) -> Path:
     """The test set at 1920x1440 as JPEG, its boxes scaled with it."""
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
 
     small = write_test_set(out / "small")
     data = out / "hires"

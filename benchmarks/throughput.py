@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import unseen
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
 
 ROOT = Path(__file__).resolve().parents[1]
 DELAY_S = 0.2

@@ -44,7 +44,7 @@ UNSEEN = str(Path(sys.executable).with_name("unseen"))
 def small_run(root: Path, data: str = "d") -> Path:
     """``root/small``: direct and spoe:T=3 over six test-set instances, two simulators."""
     import unseen
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
 
     small = root / "small"
     if not (small / "trajectories.jsonl").is_file():

@@ -12,7 +12,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from unseen.evals.scenefunri import load_dataset
-from unseen.evals.scenefunri.sample import bundled_sample
+from unseen.evals.scenefunri.data.sample import bundled_sample
 
 # targets in four different parts of the image, four kinds of part: (visit, instruction)
 DEFAULT = (("100003-", "Unplug the charger of the phone on the nightstand"),

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from .errors import UnseenError
 from .plugins import Registry
@@ -34,6 +35,10 @@ if TYPE_CHECKING:  # the graph module imports LangGraph: listing benchmarks must
     from .graph import StrategySpec
 
 ENTRY_POINT_GROUP = "unseen.benchmarks"
+#: The group whose entry ``default`` names the benchmark a run without data plans, and that
+#: a run directory whose ``run.json`` names none belongs to (the package's pyproject.toml
+#: names it: no module here does)
+DEFAULT_GROUP = "unseen.default_benchmark"
 
 Scorer = Callable[[Instance, Any], dict[str, float]]
 
@@ -122,8 +127,8 @@ class Benchmark(Protocol):
     # and ``dry_run_respondent: str``, the ``sim`` spec that answers a dry run's requests
     # (``unseen.dryrun``; default ``sim:oracle``)
     # the instance kinds its instances offer, by the ``benchmark=`` strategies declare: a
-    # benchmark whose instances look like SceneFunRI's (an image, an instruction, a box)
-    # accepts "scenefunri" and runs every box strategy
+    # benchmark whose instances hold an image, an instruction and a box accepts
+    # ``types.BOX_INSTANCES`` and runs every box strategy
     accepts: frozenset[str]
 
     def claims(self, data: Path) -> bool:
@@ -172,10 +177,19 @@ def get(name: str) -> Benchmark:
     return BENCHMARKS[name]
 
 
-def detect(data: str | Path | None, default: str = "scenefunri") -> Benchmark:
-    """The benchmark whose instances ``data`` holds (the default without data)."""
+def default() -> Benchmark:
+    """The benchmark named by the entry ``default`` of :data:`DEFAULT_GROUP`."""
+    found = [ep for ep in entry_points(group=DEFAULT_GROUP) if ep.name == "default"]
+    if not found:
+        raise BenchmarkError(f"no default benchmark: the entry point group {DEFAULT_GROUP} "
+                             "names none (reinstall the package: pip install -e .)")
+    return cast("Benchmark", found[0].load())
+
+
+def detect(data: str | Path | None) -> Benchmark:
+    """The benchmark whose instances ``data`` holds (without data: :func:`default`)."""
     if data is None:
-        return get(default)
+        return default()
     path = Path(data)
     found = [b for b in available() if b.claims(path)]
     if len(found) == 1:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from .backend import Backend
 from .images import request_images
-from .types import ErrorInfo, ImagePart, Instance, Reply, Request, Step, TextPart
+from .types import BOX_INSTANCES, ErrorInfo, ImagePart, Instance, Reply, Request, Step, TextPart
 
 if TYPE_CHECKING:  # LangGraph reads the annotation as the string 'RunnableConfig' too
     from langchain_core.runnables import RunnableConfig
@@ -60,13 +60,14 @@ class StrategySpec:
     """A strategy ready to run: its name, parameters and compiled graph, and what it pairs
     with: the benchmark whose instances it reads and the kinds of answer its requests ask
     for (the ``task`` of ``Request.oracle``: ``box``, ``choice``, ``cells``, ...), so a run
-    that cannot work is refused before any call."""
+    that cannot work is refused before any call. ``benchmark`` is the kind of instance it
+    reads (a benchmark's name, or :data:`.types.BOX_INSTANCES`)."""
 
     name: str
     params: BaseModel
     graph: Any  # a compiled LangGraph graph
     recursion_limit: int = 25
-    benchmark: str = "scenefunri"
+    benchmark: str = BOX_INSTANCES
     asks: frozenset[str] = frozenset({"box"})
     iterates: Iterates | None = None
     # what the strategy needs of a backend beyond an answer (``Capabilities`` field names,

@@ -165,16 +165,21 @@ class RunDir:
         for a run directory without one (made by hand, or before the first record)."""
         if not self.config_file.is_file():
             return None
-        return RunConfig.model_validate(read_run_json(self.path))
+        raw = read_run_json(self.path)
+        return RunConfig.model_validate({"benchmark": self.benchmark, **raw})
 
     @cached_property
     def benchmark(self) -> str:
-        """The benchmark the run belongs to (``scenefunri`` for a run without ``run.json``, or
-        whose ``run.json`` names none). Only this field is read: a table that needs no more
-        opens a ``run.json`` written by hand; :attr:`config` checks the whole file."""
-        if not self.config_file.is_file():
-            return "scenefunri"
-        name = read_json_object(self.config_file).get("benchmark", "scenefunri")
+        """The benchmark the run belongs to: the one ``run.json`` names, or for a run directory
+        made by hand (without ``run.json``, or whose ``run.json`` names none) the installed
+        default (``engine.benchmark.default``). Only this field is read: a table that needs
+        no more opens a ``run.json`` written by hand; :attr:`config` checks the whole file."""
+        name = read_json_object(self.config_file).get("benchmark") \
+            if self.config_file.is_file() else None
+        if name is None:
+            from .benchmark import default  # loads the benchmarks' entry points: only here
+
+            return default().name
         if not isinstance(name, str):
             raise RunDirError(f"{self.config_file}:1: benchmark: not a string")
         return name

@@ -13,6 +13,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .oracle import Truth, truth_of
 
+#: The kind of instance every box strategy reads (a strategy's ``benchmark=``, a
+#: benchmark's ``accepts``): an image, ``text["instruction"]`` and ``truth["box"]``.
+BOX_INSTANCES = "box"
+
 
 class Instance(BaseModel):
     """One item of a dataset: an image reference, the text a prompt needs, and the truth."""
@@ -251,7 +255,7 @@ class RunConfig(BaseModel):
     """Everything needed to reproduce a run; saved as ``run.json`` (never a secret)."""
 
     run: str
-    benchmark: str = "scenefunri"
+    benchmark: str
     data: str
     dataset_fingerprint: str
     instances: int

@@ -1,5 +1,6 @@
-"""Room items as meshes, part 2: furniture, appliances and the functional parts (sockets,
-switches, knobs, handles, valves' kin), and :data:`BUILDERS`, item kind → builder."""
+"""Furniture, appliances and the functional parts (sockets, switches, knobs, handles) as
+meshes, and :data:`BUILDERS`, item kind → builder, the room's structure
+(``room_shapes.STRUCTURE``) included."""
 
 from __future__ import annotations
 
@@ -14,20 +15,10 @@ from .room_shapes import (
     DARK,
     METAL,
     SOCKET_HOLE,
+    STRUCTURE,
     WHITE,
-    _bx,
-    _ceiling,
-    _curtain,
-    _door_frame,
-    _door_leaf,
-    _floor,
-    _front_panel,
-    _hallway,
-    _lever_handle,
-    _radiator,
-    _valve,
-    _wall,
-    _window,
+    bx,
+    front_panel,
     shade,
 )
 
@@ -38,14 +29,14 @@ def _bed(it: Item) -> list[Mesh]:
     top = it.params.get("mattress_top", 0.55)
     hb = 0.07
     parts = [
-        _bx((-w / 2, -d / 2, 0.1), (w / 2, d / 2 - hb, 0.32), frame_c),
-        _bx((-w / 2 + 0.03, -d / 2 + 0.02, 0.32), (w / 2 - 0.03, d / 2 - hb, top - 0.04), WHITE),
-        _bx((-w / 2 + 0.01, -d / 2 + 0.01, top - 0.3), (w / 2 - 0.01, d / 2 - hb - 0.55, top), duvet),
-        _bx((-w / 2, d / 2 - hb, 0), (w / 2, d / 2, h), shade(frame_c, 0.92)),
+        bx((-w / 2, -d / 2, 0.1), (w / 2, d / 2 - hb, 0.32), frame_c),
+        bx((-w / 2 + 0.03, -d / 2 + 0.02, 0.32), (w / 2 - 0.03, d / 2 - hb, top - 0.04), WHITE),
+        bx((-w / 2 + 0.01, -d / 2 + 0.01, top - 0.3), (w / 2 - 0.01, d / 2 - hb - 0.55, top), duvet),
+        bx((-w / 2, d / 2 - hb, 0), (w / 2, d / 2, h), shade(frame_c, 0.92)),
     ]
     for sx in (-1, 1):  # legs
         for y in (-d / 2 + 0.05, d / 2 - hb - 0.05):
-            parts.append(_bx((sx * (w / 2 - 0.05) - 0.03, y - 0.03, 0),
+            parts.append(bx((sx * (w / 2 - 0.05) - 0.03, y - 0.03, 0),
                              (sx * (w / 2 - 0.05) + 0.03, y + 0.03, 0.1), shade(frame_c, 0.7)))
     n = 2 if w > 1.2 else 1
     for k in range(n):  # pillows
@@ -58,19 +49,19 @@ def _bed(it: Item) -> list[Mesh]:
 def _drawer_unit(w, d, h, c, drawers: int, plinth: float = 0.08, top_t: float = 0.025,
                  legs: bool = False) -> list[Mesh]:
     """A carcase with ``drawers`` equal drawer fronts; see ``drawer_centres``."""
-    parts = [_bx((-w / 2, -d / 2 + 0.01, plinth), (w / 2, d / 2, h - top_t), c),
-             _bx((-w / 2 - 0.01, -d / 2, h - top_t), (w / 2 + 0.01, d / 2, h), shade(c, 1.05))]
+    parts = [bx((-w / 2, -d / 2 + 0.01, plinth), (w / 2, d / 2, h - top_t), c),
+             bx((-w / 2 - 0.01, -d / 2, h - top_t), (w / 2 + 0.01, d / 2, h), shade(c, 1.05))]
     if legs:
         for sx in (-1, 1):
             for sy in (-1, 1):
-                parts.append(_bx((sx * (w / 2 - 0.03) - 0.02, sy * (d / 2 - 0.04) - 0.02, 0),
+                parts.append(bx((sx * (w / 2 - 0.03) - 0.02, sy * (d / 2 - 0.04) - 0.02, 0),
                                  (sx * (w / 2 - 0.03) + 0.02, sy * (d / 2 - 0.04) + 0.02, plinth),
                                  shade(c, 0.6)))
     else:
-        parts.append(_bx((-w / 2 + 0.02, -d / 2 + 0.04, 0), (w / 2 - 0.02, d / 2, plinth),
+        parts.append(bx((-w / 2 + 0.02, -d / 2 + 0.04, 0), (w / 2 - 0.02, d / 2, plinth),
                          shade(c, 0.6)))
     for z0, z1 in drawer_spans(h, drawers, plinth, top_t):
-        parts.append(_front_panel(-w / 2 + 0.015, w / 2 - 0.015, z0, z1, -d / 2 + 0.01,
+        parts.append(front_panel(-w / 2 + 0.015, w / 2 - 0.015, z0, z1, -d / 2 + 0.01,
                                   shade(c, 0.97)))
     return parts
 
@@ -117,7 +108,7 @@ def _cable(it: Item) -> list[Mesh]:
     parts = []
     for a, b in zip(pts[:-1], pts[1:], strict=True):
         lo, hi = np.minimum(a, b) - t / 2, np.maximum(a, b) + t / 2
-        parts.append(_bx(lo, hi, it.color))
+        parts.append(bx(lo, hi, it.color))
     if it.params.get("plug"):
         end, n = pts[-1], np.asarray(it.params["plug_dir"], float)
         size = np.abs(n[0]) * np.array([0.045, 0.04, 0.045]) + np.abs(n[1]) * np.array(
@@ -128,8 +119,8 @@ def _cable(it: Item) -> list[Mesh]:
 
 def _phone(it: Item) -> list[Mesh]:
     w, d, h = it.size
-    return [_bx((-w / 2, -d / 2, 0), (w / 2, d / 2, h), it.color),
-            _bx((-w / 2 + 0.005, -d / 2 + 0.008, h), (w / 2 - 0.005, d / 2 - 0.008, h + 0.001),
+    return [bx((-w / 2, -d / 2, 0), (w / 2, d / 2, h), it.color),
+            bx((-w / 2 + 0.005, -d / 2 + 0.008, h), (w / 2 - 0.005, d / 2 - 0.008, h + 0.001),
                 (0.08, 0.1, 0.14))]
 
 
@@ -140,15 +131,15 @@ def _armchair(it: Item) -> list[Mesh]:
     parts = []
     for sx in (-1, 1):
         for sy in (-1, 1):
-            parts.append(_bx((sx * (w / 2 - 0.06) - 0.025, sy * (d / 2 - 0.06) - 0.025, 0),
+            parts.append(bx((sx * (w / 2 - 0.06) - 0.025, sy * (d / 2 - 0.06) - 0.025, 0),
                              (sx * (w / 2 - 0.06) + 0.025, sy * (d / 2 - 0.06) + 0.025, 0.12), leg))
     parts += [
-        _bx((-w / 2, -d / 2, 0.12), (w / 2, d / 2, 0.38), c),
-        _bx((-w / 2 + arm_w, -d / 2 + 0.02, 0.38), (w / 2 - arm_w, d / 2 - back_t, 0.47),
+        bx((-w / 2, -d / 2, 0.12), (w / 2, d / 2, 0.38), c),
+        bx((-w / 2 + arm_w, -d / 2 + 0.02, 0.38), (w / 2 - arm_w, d / 2 - back_t, 0.47),
             shade(c, 1.08)),
-        _bx((-w / 2, d / 2 - back_t, 0.38), (w / 2, d / 2, h), shade(c, 0.95)),
-        _bx((-w / 2, -d / 2, 0.38), (-w / 2 + arm_w, d / 2 - back_t, 0.62), shade(c, 0.97)),
-        _bx((w / 2 - arm_w, -d / 2, 0.38), (w / 2, d / 2 - back_t, 0.62), shade(c, 0.97)),
+        bx((-w / 2, d / 2 - back_t, 0.38), (w / 2, d / 2, h), shade(c, 0.95)),
+        bx((-w / 2, -d / 2, 0.38), (-w / 2 + arm_w, d / 2 - back_t, 0.62), shade(c, 0.97)),
+        bx((w / 2 - arm_w, -d / 2, 0.38), (w / 2, d / 2 - back_t, 0.62), shade(c, 0.97)),
     ]
     return parts
 
@@ -161,11 +152,11 @@ def _chair(it: Item) -> list[Mesh]:
     parts = []
     for sx in (-1, 1):
         for sy in (-1, 1):
-            parts.append(_bx((sx * (w / 2 - 0.03) - 0.02, sy * (d / 2 - 0.03) - 0.02, 0),
+            parts.append(bx((sx * (w / 2 - 0.03) - 0.02, sy * (d / 2 - 0.03) - 0.02, 0),
                              (sx * (w / 2 - 0.03) + 0.02, sy * (d / 2 - 0.03) + 0.02, seat - 0.05),
                              wood))
-    parts += [_bx((-w / 2, -d / 2, seat - 0.05), (w / 2, d / 2, seat), c),
-              _bx((-w / 2, d / 2 - 0.06, seat), (w / 2, d / 2, h), shade(c, 0.95))]
+    parts += [bx((-w / 2, -d / 2, seat - 0.05), (w / 2, d / 2, seat), c),
+              bx((-w / 2, d / 2 - 0.06, seat), (w / 2, d / 2, h), shade(c, 0.95))]
     return parts
 
 
@@ -177,9 +168,9 @@ def _office_chair(it: Item) -> list[Mesh]:
     return star + [
             cylinder((0, 0, 0.03), 0.04, 0.03, DARK, segments=8),
             cylinder((0, 0, 0.05), 0.028, 0.36, METAL, segments=8),
-            _bx((-w / 2, -d / 2, 0.41), (w / 2, d / 2 - 0.06, 0.49), c),
-            _bx((-0.02, d / 2 - 0.08, 0.45), (0.02, d / 2 - 0.04, 0.58), DARK),
-            _bx((-w / 2 + 0.02, d / 2 - 0.06, 0.56), (w / 2 - 0.02, d / 2, h), shade(c, 0.95))]
+            bx((-w / 2, -d / 2, 0.41), (w / 2, d / 2 - 0.06, 0.49), c),
+            bx((-0.02, d / 2 - 0.08, 0.45), (0.02, d / 2 - 0.04, 0.58), DARK),
+            bx((-w / 2 + 0.02, d / 2 - 0.06, 0.56), (w / 2 - 0.02, d / 2, h), shade(c, 0.95))]
 
 
 def _boxes(it: Item) -> list[Mesh]:
@@ -196,11 +187,11 @@ def _boxes(it: Item) -> list[Mesh]:
 def _wardrobe(it: Item) -> list[Mesh]:
     w, d, h = it.size
     c = it.color
-    return [_bx((-w / 2, -d / 2 + 0.02, 0.06), (w / 2, d / 2, h - 0.04), c),
-            _bx((-w / 2 + 0.02, -d / 2 + 0.04, 0), (w / 2 - 0.02, d / 2, 0.06), shade(c, 0.6)),
-            _bx((-w / 2 - 0.015, -d / 2, h - 0.04), (w / 2 + 0.015, d / 2, h), shade(c, 1.05)),
-            _front_panel(-w / 2 + 0.01, -0.003, 0.07, h - 0.05, -d / 2 + 0.02, shade(c, 0.97), 0.02),
-            _front_panel(0.003, w / 2 - 0.01, 0.07, h - 0.05, -d / 2 + 0.02, shade(c, 0.97), 0.02)]
+    return [bx((-w / 2, -d / 2 + 0.02, 0.06), (w / 2, d / 2, h - 0.04), c),
+            bx((-w / 2 + 0.02, -d / 2 + 0.04, 0), (w / 2 - 0.02, d / 2, 0.06), shade(c, 0.6)),
+            bx((-w / 2 - 0.015, -d / 2, h - 0.04), (w / 2 + 0.015, d / 2, h), shade(c, 1.05)),
+            front_panel(-w / 2 + 0.01, -0.003, 0.07, h - 0.05, -d / 2 + 0.02, shade(c, 0.97), 0.02),
+            front_panel(0.003, w / 2 - 0.01, 0.07, h - 0.05, -d / 2 + 0.02, shade(c, 0.97), 0.02)]
 
 
 def _desk(it: Item) -> list[Mesh]:
@@ -210,14 +201,14 @@ def _desk(it: Item) -> list[Mesh]:
     c, s = it.color, it.params.get("pedestal", 1)
     pw = it.params.get("pedestal_w", 0.42)
     px0, px1 = sorted((s * (w / 2 - 0.02), s * (w / 2 - 0.02 - pw)))
-    parts = [_bx((-w / 2, -d / 2, h - 0.03), (w / 2, d / 2, h), c),
-             _bx((px0, -d / 2 + 0.03, 0), (px1, d / 2 - 0.02, h - 0.03), shade(c, 0.95)),
-             _bx((-s * (w / 2 - 0.02) - 0.02, -d / 2 + 0.03, 0),
+    parts = [bx((-w / 2, -d / 2, h - 0.03), (w / 2, d / 2, h), c),
+             bx((px0, -d / 2 + 0.03, 0), (px1, d / 2 - 0.02, h - 0.03), shade(c, 0.95)),
+             bx((-s * (w / 2 - 0.02) - 0.02, -d / 2 + 0.03, 0),
                  (-s * (w / 2 - 0.02) + 0.02, d / 2 - 0.02, h - 0.03), shade(c, 0.9)),
-             _bx((-w / 2 + 0.04, d / 2 - 0.04, it.params.get("panel_z", 0.12)),
+             bx((-w / 2 + 0.04, d / 2 - 0.04, it.params.get("panel_z", 0.12)),
                  (w / 2 - 0.04, d / 2 - 0.02, h - 0.03), shade(c, 0.85))]
     for z0, z1 in drawer_spans(h - 0.03, it.params.get("drawers", 3), 0.04, 0.0):
-        parts.append(_front_panel(px0 + 0.01, px1 - 0.01, z0, z1, -d / 2 + 0.03, shade(c, 0.98)))
+        parts.append(front_panel(px0 + 0.01, px1 - 0.01, z0, z1, -d / 2 + 0.03, shade(c, 0.98)))
     return parts
 
 
@@ -232,8 +223,8 @@ def _laptop(it: Item) -> list[Mesh]:
     up = np.array([0.0, -math.cos(a), math.sin(a)]) * 0.22  # the screen's edge from the hinge
     bl, br = hinge + (-w / 2, 0, 0), hinge + (w / 2, 0, 0)
     tl, tr = bl + up, br + up
-    return [_bx((-w / 2, y0, 0), (w / 2, y0 + bd, t), it.color),
-            _bx((-w / 2 + 0.02, y0 + 0.03, t), (w / 2 - 0.02, y0 + 0.12, t + 0.001), DARK),
+    return [bx((-w / 2, y0, 0), (w / 2, y0 + bd, t), it.color),
+            bx((-w / 2 + 0.02, y0 + 0.03, t), (w / 2 - 0.02, y0 + 0.12, t + 0.001), DARK),
             quad([bl + (0, -0.002, 0), br + (0, -0.002, 0), tr + (0, -0.002, 0),
                   tl + (0, -0.002, 0)], (0.12, 0.16, 0.22)),
             quad([br, bl, tl, tr], it.color)]
@@ -243,29 +234,29 @@ def _vanity(it: Item) -> list[Mesh]:
     """A cabinet with two doors under a countertop with a basin."""
     w, d, h = it.size
     c = it.color
-    return [_bx((-w / 2, -d / 2 + 0.02, 0.08), (w / 2, d / 2, h - 0.04), c),
-            _bx((-w / 2 + 0.02, -d / 2 + 0.05, 0), (w / 2 - 0.02, d / 2, 0.08), shade(c, 0.6)),
-            _bx((-w / 2 - 0.02, -d / 2 - 0.02, h - 0.04), (w / 2 + 0.02, d / 2, h), WHITE),
-            _bx((-w / 2 + 0.12, -d / 2 + 0.06, h), (w / 2 - 0.12, d / 2 - 0.1, h + 0.002),
+    return [bx((-w / 2, -d / 2 + 0.02, 0.08), (w / 2, d / 2, h - 0.04), c),
+            bx((-w / 2 + 0.02, -d / 2 + 0.05, 0), (w / 2 - 0.02, d / 2, 0.08), shade(c, 0.6)),
+            bx((-w / 2 - 0.02, -d / 2 - 0.02, h - 0.04), (w / 2 + 0.02, d / 2, h), WHITE),
+            bx((-w / 2 + 0.12, -d / 2 + 0.06, h), (w / 2 - 0.12, d / 2 - 0.1, h + 0.002),
                 (0.8, 0.82, 0.84)),
-            _bx((-0.05, -d / 2 + 0.12, h), (0.05, -d / 2 + 0.2, h + 0.003), (0.6, 0.62, 0.65)),
-            _front_panel(-w / 2 + 0.01, -0.003, 0.09, h - 0.06, -d / 2 + 0.02, shade(c, 0.97), 0.018),
-            _front_panel(0.003, w / 2 - 0.01, 0.09, h - 0.06, -d / 2 + 0.02, shade(c, 0.97), 0.018)]
+            bx((-0.05, -d / 2 + 0.12, h), (0.05, -d / 2 + 0.2, h + 0.003), (0.6, 0.62, 0.65)),
+            front_panel(-w / 2 + 0.01, -0.003, 0.09, h - 0.06, -d / 2 + 0.02, shade(c, 0.97), 0.018),
+            front_panel(0.003, w / 2 - 0.01, 0.09, h - 0.06, -d / 2 + 0.02, shade(c, 0.97), 0.018)]
 
 
 def _tap(it: Item) -> list[Mesh]:
     w, d, h = it.size
     y = d / 2 - w / 2  # the column's axis
     return [cylinder((0, y, 0), w / 2, h - 0.02, it.color, segments=12),
-            _bx((-0.012, -d / 2, h - 0.06), (0.012, y, h - 0.035), it.color),
-            _bx((-0.01, y - 0.005, h - 0.02), (0.01, d / 2, h), it.color)]
+            bx((-0.012, -d / 2, h - 0.06), (0.012, y, h - 0.035), it.color),
+            bx((-0.01, y - 0.005, h - 0.02), (0.01, d / 2, h), it.color)]
 
 
 def _framed(it: Item, inner: Color) -> list[Mesh]:
     w, d, h = it.size
     f = it.params.get("frame", 0.04)
     tex = it.params.get("texture")
-    return [_bx((-w / 2, -d / 2 + 0.002, 0), (w / 2, d / 2, h), it.color),
+    return [bx((-w / 2, -d / 2 + 0.002, 0), (w / 2, d / 2, h), it.color),
             vertical_plane((0, -d / 2, h / 2), w - 2 * f, h - 2 * f, color=inner, texture=tex)]
 
 
@@ -317,17 +308,17 @@ def _coat_rack(it: Item) -> list[Mesh]:
 def _tv_stand(it: Item) -> list[Mesh]:
     w, d, h = it.size
     c = it.color
-    return [_bx((-w / 2, -d / 2 + 0.01, 0.06), (w / 2, d / 2, h), c),
-            _bx((-w / 2 + 0.03, -d / 2 + 0.04, 0), (w / 2 - 0.03, d / 2, 0.06), shade(c, 0.6)),
-            _front_panel(-w / 2 + 0.015, -0.003, 0.08, h - 0.02, -d / 2 + 0.01, shade(c, 0.96)),
-            _front_panel(0.003, w / 2 - 0.015, 0.08, h - 0.02, -d / 2 + 0.01, shade(c, 0.96))]
+    return [bx((-w / 2, -d / 2 + 0.01, 0.06), (w / 2, d / 2, h), c),
+            bx((-w / 2 + 0.03, -d / 2 + 0.04, 0), (w / 2 - 0.03, d / 2, 0.06), shade(c, 0.6)),
+            front_panel(-w / 2 + 0.015, -0.003, 0.08, h - 0.02, -d / 2 + 0.01, shade(c, 0.96)),
+            front_panel(0.003, w / 2 - 0.015, 0.08, h - 0.02, -d / 2 + 0.01, shade(c, 0.96))]
 
 
 def _tv(it: Item) -> list[Mesh]:
     w, d, h = it.size
-    return [_bx((-0.15, -0.1, 0), (0.15, 0.1, 0.02), DARK),
-            _bx((-0.03, -0.02, 0.02), (0.03, 0.02, 0.12), DARK),
-            _bx((-w / 2, -0.03, 0.08), (w / 2, 0.03, h), DARK),
+    return [bx((-0.15, -0.1, 0), (0.15, 0.1, 0.02), DARK),
+            bx((-0.03, -0.02, 0.02), (0.03, 0.02, 0.12), DARK),
+            bx((-w / 2, -0.03, 0.08), (w / 2, 0.03, h), DARK),
             vertical_plane((0, -0.031, 0.08 + (h - 0.08) / 2), w - 0.03, h - 0.11,
                            color=(0.1, 0.12, 0.15))]
 
@@ -342,10 +333,10 @@ def _socket(it: Item) -> list[Mesh]:
     """A plate with one insert per 7.5 cm of width, each with two holes."""
     w, d, h = it.size
     n = max(1, round(w / 0.075))
-    parts = [_bx((-w / 2, -d / 2 + 0.004, 0), (w / 2, d / 2, h), it.color)]
+    parts = [bx((-w / 2, -d / 2 + 0.004, 0), (w / 2, d / 2, h), it.color)]
     for k in range(n):  # everything stays inside the item's box
         x = -w / 2 + (k + 0.5) * w / n
-        parts.append(_bx((x - 0.026, -d / 2 + 0.001, h / 2 - 0.026),
+        parts.append(bx((x - 0.026, -d / 2 + 0.001, h / 2 - 0.026),
                          (x + 0.026, -d / 2 + 0.004, h / 2 + 0.026), shade(it.color, 0.9)))
         for dx in (-0.01, 0.01):
             parts.append(vertical_plane((x + dx, -d / 2 + 0.0005, h / 2), 0.006, 0.006,
@@ -355,15 +346,15 @@ def _socket(it: Item) -> list[Mesh]:
 
 def _switch(it: Item) -> list[Mesh]:
     w, d, h = it.size
-    return [_bx((-w / 2, -d / 2 + 0.006, 0), (w / 2, d / 2, h), it.color),
-            _bx((-0.022, -d / 2, h / 2 - 0.03), (0.022, -d / 2 + 0.006, h / 2 + 0.03),
+    return [bx((-w / 2, -d / 2 + 0.006, 0), (w / 2, d / 2, h), it.color),
+            bx((-0.022, -d / 2, h / 2 - 0.03), (0.022, -d / 2 + 0.006, h / 2 + 0.03),
                 shade(it.color, 0.94))]
 
 
 def _knob(it: Item) -> list[Mesh]:
     w, d, h = it.size
     r = (d - 0.01) / 2  # a round knob on a short stem
-    return [_bx((-0.008, d / 2 - 0.012, h / 2 - 0.008), (0.008, d / 2, h / 2 + 0.008), it.color),
+    return [bx((-0.008, d / 2 - 0.012, h / 2 - 0.008), (0.008, d / 2, h / 2 + 0.008), it.color),
             ellipsoid((0, -d / 2 + r, h / 2), (w / 2, r, h / 2), it.color, segments=12)]
 
 
@@ -372,32 +363,30 @@ def _bar_handle(it: Item) -> list[Mesh]:
     w, d, h = it.size
     c = it.color
     if it.params.get("vertical", False):
-        return [_bx((-w / 2, -d / 2, 0), (w / 2, -d / 2 + 0.014, h), c),
-                _bx((-0.006, -d / 2 + 0.014, 0.02), (0.006, d / 2, 0.035), c),
-                _bx((-0.006, -d / 2 + 0.014, h - 0.035), (0.006, d / 2, h - 0.02), c)]
-    return [_bx((-w / 2, -d / 2, 0), (w / 2, -d / 2 + 0.014, h), c),
-            _bx((-w / 2 + 0.02, -d / 2 + 0.014, h / 2 - 0.006), (-w / 2 + 0.035, d / 2, h / 2 + 0.006), c),
-            _bx((w / 2 - 0.035, -d / 2 + 0.014, h / 2 - 0.006), (w / 2 - 0.02, d / 2, h / 2 + 0.006), c)]
+        return [bx((-w / 2, -d / 2, 0), (w / 2, -d / 2 + 0.014, h), c),
+                bx((-0.006, -d / 2 + 0.014, 0.02), (0.006, d / 2, 0.035), c),
+                bx((-0.006, -d / 2 + 0.014, h - 0.035), (0.006, d / 2, h - 0.02), c)]
+    return [bx((-w / 2, -d / 2, 0), (w / 2, -d / 2 + 0.014, h), c),
+            bx((-w / 2 + 0.02, -d / 2 + 0.014, h / 2 - 0.006), (-w / 2 + 0.035, d / 2, h / 2 + 0.006), c),
+            bx((w / 2 - 0.035, -d / 2 + 0.014, h / 2 - 0.006), (w / 2 - 0.02, d / 2, h / 2 + 0.006), c)]
 
 
 def _window_handle(it: Item) -> list[Mesh]:
     w, d, h = it.size
-    return [_bx((-w / 2, d / 2 - 0.012, h - 0.07), (w / 2, d / 2, h), it.color),
-            _bx((-0.011, -d / 2, 0), (0.011, -d / 2 + 0.02, h - 0.035), it.color),
-            _bx((-0.008, -d / 2 + 0.02, h - 0.05), (0.008, d / 2 - 0.012, h - 0.025), it.color)]
+    return [bx((-w / 2, d / 2 - 0.012, h - 0.07), (w / 2, d / 2, h), it.color),
+            bx((-0.011, -d / 2, 0), (0.011, -d / 2 + 0.02, h - 0.035), it.color),
+            bx((-0.008, -d / 2 + 0.02, h - 0.05), (0.008, d / 2 - 0.012, h - 0.025), it.color)]
 
 
 def _foot_switch(it: Item) -> list[Mesh]:
     w, d, h = it.size
-    return [_bx((-w / 2, -d / 2, 0), (w / 2, d / 2, h * 0.6), it.color),
-            _bx((-w / 2 + 0.012, -d / 2 + 0.01, h * 0.6), (w / 2 - 0.012, d / 2 - 0.01, h),
+    return [bx((-w / 2, -d / 2, 0), (w / 2, d / 2, h * 0.6), it.color),
+            bx((-w / 2 + 0.012, -d / 2 + 0.01, h * 0.6), (w / 2 - 0.012, d / 2 - 0.01, h),
                 shade(it.color, 1.6))]
 
 
 BUILDERS: dict[str, Callable[[Item], list[Mesh]]] = {
-    "floor": _floor, "ceiling": _ceiling, "wall": _wall, "hallway": _hallway,
-    "door_frame": _door_frame, "door_leaf": _door_leaf, "lever_handle": _lever_handle,
-    "window": _window, "curtain": _curtain, "radiator": _radiator, "valve": _valve,
+    **STRUCTURE,
     "bed": _bed, "bedside_table": _bedside_table, "cabinet": _cabinet, "lamp": _lamp,
     "floor_lamp": _floor_lamp, "cable": _cable, "phone": _phone, "armchair": _armchair,
     "chair": _chair, "office_chair": _office_chair, "boxes": _boxes, "wardrobe": _wardrobe,

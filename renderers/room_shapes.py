@@ -1,10 +1,14 @@
-"""Room items as meshes, part 1: shared shapes (shading, boxes in an item's local frame,
-drawer units) and the room's structure (floor, ceiling, walls, doors, windows, radiators).
+"""The shapes room items are built from (shading, ``bx``: a box by its corners in an item's
+local frame, front panels) and the room's own structure as meshes: floor, ceiling, walls,
+doors, windows, radiators (:data:`STRUCTURE`, item kind → builder; the furniture's builders
+are ``room_furniture``'s).
 
 Every builder maps an :class:`.rooms3d.Item` to meshes in the item's local frame (see
 :mod:`.rooms3d` for the frames)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -21,15 +25,15 @@ def shade(c: Color, f: float) -> Color:
     return tuple(min(1.0, max(0.0, v * f)) for v in c)  # type: ignore[return-value]
 
 
-def _bx(lo, hi, color: Color) -> Mesh:
+def bx(lo, hi, color: Color) -> Mesh:
     """A local axis-aligned box from its low and high corners."""
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     return box((lo + hi) / 2, hi - lo, color=color)
 
 
-def _front_panel(x0, x1, z0, z1, y, color: Color, t: float = 0.012) -> Mesh:
+def front_panel(x0, x1, z0, z1, y, color: Color, t: float = 0.012) -> Mesh:
     """A thin panel (drawer front, door) standing proud of a front face at local y."""
-    return _bx((x0, y - t, z0), (x1, y, z1), color)
+    return bx((x0, y - t, z0), (x1, y, z1), color)
 
 
 def _floor(it: Item) -> list[Mesh]:
@@ -70,7 +74,7 @@ def _wall(it: Item) -> list[Mesh]:
     for a, b in zip(xs[::2], xs[1::2], strict=True):  # full-height columns between openings
         if b - a > 1e-6:
             parts.append(vertical_plane(((a + b) / 2, 0, h / 2), b - a, h, color=it.color))
-            parts.append(_bx((a, -0.012, 0), (b, 0, 0.08), skirting))
+            parts.append(bx((a, -0.012, 0), (b, 0, 0.08), skirting))
     for x0, x1, z0, z1 in ops:  # above and below each opening
         if z1 < h:
             parts.append(vertical_plane(((x0 + x1) / 2, 0, (z1 + h) / 2), x1 - x0, h - z1,
@@ -101,12 +105,12 @@ def _door_frame(it: Item) -> list[Mesh]:
     y0 = -d / 2  # room side
     c = it.color
     return [
-        _bx((-ow / 2 - cw, y0, 0), (-ow / 2, y0 + 0.02, oh + cw), c),
-        _bx((ow / 2, y0, 0), (ow / 2 + cw, y0 + 0.02, oh + cw), c),
-        _bx((-ow / 2, y0, oh), (ow / 2, y0 + 0.02, oh + cw), c),
-        _bx((-ow / 2 - 0.01, y0 + 0.02, 0), (-ow / 2, d / 2, oh), shade(c, 0.95)),
-        _bx((ow / 2, y0 + 0.02, 0), (ow / 2 + 0.01, d / 2, oh), shade(c, 0.95)),
-        _bx((-ow / 2, y0 + 0.02, oh), (ow / 2, d / 2, oh + 0.01), shade(c, 0.95)),
+        bx((-ow / 2 - cw, y0, 0), (-ow / 2, y0 + 0.02, oh + cw), c),
+        bx((ow / 2, y0, 0), (ow / 2 + cw, y0 + 0.02, oh + cw), c),
+        bx((-ow / 2, y0, oh), (ow / 2, y0 + 0.02, oh + cw), c),
+        bx((-ow / 2 - 0.01, y0 + 0.02, 0), (-ow / 2, d / 2, oh), shade(c, 0.95)),
+        bx((ow / 2, y0 + 0.02, 0), (ow / 2 + 0.01, d / 2, oh), shade(c, 0.95)),
+        bx((-ow / 2, y0 + 0.02, oh), (ow / 2, d / 2, oh + 0.01), shade(c, 0.95)),
     ]
 
 
@@ -114,17 +118,17 @@ def _door_leaf(it: Item) -> list[Mesh]:
     """A leaf with two raised panels on each face and a lever on its far side."""
     w, t, h = it.size
     c, p = it.color, shade(it.color, 0.93)
-    parts = [_bx((-w / 2, -t / 2, 0), (w / 2, t / 2, h), c)]
+    parts = [bx((-w / 2, -t / 2, 0), (w / 2, t / 2, h), c)]
     for z0, z1 in ((0.12, 0.42 * h), (0.52 * h, h - 0.12)):
-        parts.append(_front_panel(-w / 2 + 0.12, w / 2 - 0.12, z0, z1, -t / 2, p, 0.008))
-        parts.append(_bx((-w / 2 + 0.12, t / 2, z0), (w / 2 - 0.12, t / 2 + 0.008, z1), p))
+        parts.append(front_panel(-w / 2 + 0.12, w / 2 - 0.12, z0, z1, -t / 2, p, 0.008))
+        parts.append(bx((-w / 2 + 0.12, t / 2, z0), (w / 2 - 0.12, t / 2 + 0.008, z1), p))
     lx = it.params.get("latch_x", w / 2 - 0.08)  # the far-side lever: part of the leaf
     zh = it.params.get("handle_z", 1.0)
     lever = -np.sign(lx) * 0.12
-    parts += [_bx((lx - 0.025, t / 2, zh - 0.025), (lx + 0.025, t / 2 + 0.012, zh + 0.025), METAL),
-              _bx((min(lx, lx + lever), t / 2 + 0.045, zh - 0.011),
+    parts += [bx((lx - 0.025, t / 2, zh - 0.025), (lx + 0.025, t / 2 + 0.012, zh + 0.025), METAL),
+              bx((min(lx, lx + lever), t / 2 + 0.045, zh - 0.011),
                   (max(lx, lx + lever), t / 2 + 0.067, zh + 0.011), METAL),
-              _bx((lx - 0.011, t / 2, zh - 0.011), (lx + 0.011, t / 2 + 0.05, zh + 0.011), METAL)]
+              bx((lx - 0.011, t / 2, zh - 0.011), (lx + 0.011, t / 2 + 0.05, zh + 0.011), METAL)]
     return parts
 
 
@@ -135,9 +139,9 @@ def _lever_handle(it: Item) -> list[Mesh]:
     y1 = d / 2  # back, on the leaf
     zc = h / 2
     tip = rx + s * 0.115
-    return [_bx((rx - 0.03, y1 - 0.012, 0), (rx + 0.03, y1, h), it.color),
-            _bx((rx - 0.011, y1 - 0.05, zc - 0.011), (rx + 0.011, y1 - 0.012, zc + 0.011), it.color),
-            _bx((min(rx, tip) - 0.011, -d / 2, zc - 0.011), (max(rx, tip) + 0.011, y1 - 0.045,
+    return [bx((rx - 0.03, y1 - 0.012, 0), (rx + 0.03, y1, h), it.color),
+            bx((rx - 0.011, y1 - 0.05, zc - 0.011), (rx + 0.011, y1 - 0.012, zc + 0.011), it.color),
+            bx((min(rx, tip) - 0.011, -d / 2, zc - 0.011), (max(rx, tip) + 0.011, y1 - 0.045,
                                                               zc + 0.011), it.color)]
 
 
@@ -150,14 +154,14 @@ def _window(it: Item) -> list[Mesh]:
     sill_d = it.params.get("sill", 0.0)
     parts = [
         vertical_plane((0, d / 2 - 0.001, h / 2), w - 2 * f, h - 2 * f, color=glass),
-        _bx((-w / 2, y0, 0), (-w / 2 + f, d / 2, h), c),
-        _bx((w / 2 - f, y0, 0), (w / 2, d / 2, h), c),
-        _bx((-w / 2, y0, h - f), (w / 2, d / 2, h), c),
-        _bx((-w / 2, y0, 0), (w / 2, d / 2, f), c),
-        _bx((-0.025, y0 + 0.01, f), (0.025, d / 2, h - f), c),
+        bx((-w / 2, y0, 0), (-w / 2 + f, d / 2, h), c),
+        bx((w / 2 - f, y0, 0), (w / 2, d / 2, h), c),
+        bx((-w / 2, y0, h - f), (w / 2, d / 2, h), c),
+        bx((-w / 2, y0, 0), (w / 2, d / 2, f), c),
+        bx((-0.025, y0 + 0.01, f), (0.025, d / 2, h - f), c),
     ]
     if sill_d > 0:
-        parts.append(_bx((-w / 2 - 0.05, y0 - sill_d, -0.03), (w / 2 + 0.05, d / 2, 0), WHITE))
+        parts.append(bx((-w / 2 - 0.05, y0 - sill_d, -0.03), (w / 2 + 0.05, d / 2, 0), WHITE))
     return parts
 
 
@@ -170,9 +174,9 @@ def _curtain(it: Item) -> list[Mesh]:
     for k in range(n):
         x0 = -w / 2 + k * fw
         y = -d / 2 + (0.0 if k % 2 else 0.025)
-        parts.append(_bx((x0, y, 0), (x0 + fw, y + d - 0.03, h - 0.04),
+        parts.append(bx((x0, y, 0), (x0 + fw, y + d - 0.03, h - 0.04),
                          shade(it.color, 1.0 if k % 2 else 0.9)))
-    parts.append(_bx((-w / 2, -d / 2, h - 0.04), (w / 2, -d / 2 + 0.03, h), METAL))
+    parts.append(bx((-w / 2, -d / 2, h - 0.04), (w / 2, -d / 2 + 0.03, h), METAL))
     return parts
 
 
@@ -181,16 +185,16 @@ def _radiator(it: Item) -> list[Mesh]:
     w, d, h = it.size
     z0 = it.params.get("panel_z", 0.15)
     c = it.color
-    parts = [_bx((-w / 2 + 0.05, -d / 2 + 0.02, z0), (w / 2 - 0.05, d / 2, h), c)]
+    parts = [bx((-w / 2 + 0.05, -d / 2 + 0.02, z0), (w / 2 - 0.05, d / 2, h), c)]
     n = int((w - 0.1) / 0.055)
     for k in range(n):
         x = -w / 2 + 0.05 + (k + 0.5) * (w - 0.1) / n
-        parts.append(_bx((x - 0.012, -d / 2, z0 + 0.02), (x + 0.012, -d / 2 + 0.02, h - 0.02),
+        parts.append(bx((x - 0.012, -d / 2, z0 + 0.02), (x + 0.012, -d / 2 + 0.02, h - 0.02),
                          shade(c, 0.96)))
     for sx in (-1, 1):  # pipes from the floor into the panel's lower ends
         x = sx * (w / 2 - 0.025)
-        parts.append(_bx((x - 0.011, -0.011, 0), (x + 0.011, 0.011, z0 + 0.05), METAL))
-        parts.append(_bx((x - 0.03 * sx - 0.01, -0.011, z0 + 0.03),
+        parts.append(bx((x - 0.011, -0.011, 0), (x + 0.011, 0.011, z0 + 0.05), METAL))
+        parts.append(bx((x - 0.03 * sx - 0.01, -0.011, z0 + 0.03),
                          (x - 0.03 * sx + 0.01, 0.011, z0 + 0.05), METAL))
     lock = -it.params.get("valve_side", 1)
     parts.append(cylinder((lock * (w / 2 - 0.025), 0, z0 + 0.05), 0.018, 0.035, WHITE,
@@ -204,3 +208,11 @@ def _valve(it: Item) -> list[Mesh]:
     return [cylinder((0, 0, 0), r * 0.55, 0.015, METAL, segments=12),
             cylinder((0, 0, 0.015), r, h - 0.025, it.color, segments=16),
             cylinder((0, 0, h - 0.01), r * 0.7, 0.01, shade(it.color, 0.85), segments=12)]
+
+
+#: The room's structure: item kind → builder.
+STRUCTURE: dict[str, Callable[[Item], list[Mesh]]] = {
+    "floor": _floor, "ceiling": _ceiling, "wall": _wall, "hallway": _hallway,
+    "door_frame": _door_frame, "door_leaf": _door_leaf, "lever_handle": _lever_handle,
+    "window": _window, "curtain": _curtain, "radiator": _radiator, "valve": _valve,
+}

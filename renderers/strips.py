@@ -10,7 +10,7 @@ image at that height (``round(w · height / h)``), ``gap`` apart; under them a c
 so tests and callers can map image pixels to strip pixels exactly.
 
 ``draw_marks`` outlines boxes in given colours with a tag each (a Director scene's hidden,
-director-view and chosen blocks); ``_wrap`` is shared with the Director Task's PNG panel.
+director-view and chosen blocks); ``wrap_text`` is shared with the Director Task's PNG panel.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class StripLayout:
         return x0 + x * sx, y0 + y * sy
 
 
-def _wrap(draw: ImageDraw.ImageDraw, text: str, f, width: int, max_lines: int) -> list[str]:
+def wrap_text(draw: ImageDraw.ImageDraw, text: str, f, width: int, max_lines: int) -> list[str]:
     """Greedy word wrap to ``width`` pixels, at most ``max_lines`` lines (the last ends "…")."""
     lines: list[str] = []
     for para in text.splitlines() or [""]:
@@ -152,7 +152,7 @@ def strip(tiles: Sequence[Tile], out: str | Path | None = None, *, height: int =
     d = ImageDraw.Draw(canvas)
     layout = StripLayout(width=width, height=total_h)
     if title:
-        d.text((pad, pad), _wrap(d, title, f, width - 2 * pad, 1)[0], fill=(20, 20, 20), font=f)
+        d.text((pad, pad), wrap_text(d, title, f, width - 2 * pad, 1)[0], fill=(20, 20, 20), font=f)
     x = pad
     y = pad + title_h
     for tile, w in zip(tiles, widths, strict=True):
@@ -160,7 +160,7 @@ def strip(tiles: Sequence[Tile], out: str | Path | None = None, *, height: int =
         canvas.paste(img.resize((w, height), Image.Resampling.LANCZOS), (x, y))
         layout.tiles.append((x, y, w, height))
         layout.scales.append((w / img.width, height / img.height))
-        for i, text in enumerate(_wrap(d, tile.caption, f, w, caption_lines)):
+        for i, text in enumerate(wrap_text(d, tile.caption, f, w, caption_lines)):
             d.text((x, y + height + pad // 2 + i * line_h), text, fill=(30, 30, 30), font=f)
         x += w + gap
     if out is not None:

@@ -51,11 +51,6 @@ class DirectParams(BaseModel):
     reasoning_effort: ReasoningEffort | None = None
 
 
-def box_oracle(state: StrategyState, cues: frozenset[Cue] = frozenset()):
-    """The instance's truth for a box request (``kit.box_truth``; kept for old imports)."""
-    return box_truth(state["instance"], cues=cues)
-
-
 def hints(prompt: str, inst: Instance) -> tuple[str, dict[str, Any]]:
     """The hint paragraphs a prompt variant adds, and what to log about them."""
     parts, tags = [], {"prompt": prompt}

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..engine.errors import UnseenError
 from ..engine.graph import Iterates, StrategySpec
 from ..engine.plugins import Registry
+from ..engine.types import BOX_INSTANCES
 
 ENTRY_POINT_GROUP = "unseen.strategies"
 
@@ -46,7 +47,7 @@ class Entry:
     build: Callable[[Any], Any]
     summary: str
     recursion_limit: Callable[[Any], int]
-    benchmark: str = "scenefunri"
+    benchmark: str = BOX_INSTANCES
     asks: Callable[[Any], set[str]] = lambda p: {"box"}
     iterates: Iterates | None = None
     needs: Callable[[Any], set[str]] = lambda p: set()
@@ -63,7 +64,7 @@ def strategy(
     summary: str = "",
     recursion_limit: Callable[[Any], int] = lambda p: 25,
     *,
-    benchmark: str = "scenefunri",
+    benchmark: str = BOX_INSTANCES,
     asks: Callable[[Any], set[str]] = lambda p: {"box"},
     iterates: Iterates | None = None,
     needs: Callable[[Any], set[str]] = lambda p: set(),
@@ -71,8 +72,10 @@ def strategy(
 ) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Register ``build(params) -> StateGraph`` under ``name``.
 
-    ``benchmark`` names the benchmark whose instances the strategy reads (``run.json``'s
-    ``benchmark``); ``asks(params)`` the kinds of answer its requests ask for (the
+    ``benchmark`` names the kind of instance the strategy reads: by default
+    ``BOX_INSTANCES``, what every box strategy reads and a benchmark of such instances
+    ``accepts``, else a benchmark's name (``run.json``'s ``benchmark``) for a strategy made
+    for its instances alone; ``asks(params)`` the kinds of answer its requests ask for (the
     ``task`` of their truth, ``Request.oracle``: ``box``, ``choice``, ``cells``, ...), so a
     respondent without a model that cannot give them is refused before the run;
     ``iterates`` says how its steps read as iterations when it narrows a region step by step

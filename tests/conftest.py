@@ -21,7 +21,7 @@ from fake_providers import FakeProvider
 
 import unseen
 from unseen import cli
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
 
 # the default reply cache (platformdirs' user cache dir) in a folder of this session's own:
 # a test never reads a reply an earlier session or the user's own runs cached
@@ -86,8 +86,8 @@ async def shared_backends():
 def director_scenes(tmp_path_factory) -> Path:
     """A scene-set root with six main-set scenes at 512x384 (seed 0), rendered once for the
     session: tiny study designs of up to six scenes pass it as ``scenes=``."""
-    from unseen.evals.director.runner import scene_sets
-    from unseen.evals.director.study import Design
+    from unseen.evals.director.study.design import Design
+    from unseen.evals.director.study.runner import scene_sets
 
     design = Design.model_validate({"name": "scenes", "size": "512x384",
                                     "sets": {"main": {"n": 6}},

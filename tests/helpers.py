@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-# importing unseen.director registers the simulator's Director task: at import time, so a
-# test that swaps in its own stand-in afterwards keeps it
-from unseen.director import run_study
+from unseen.commands.director_run import run_study
 from unseen.engine.types import Decoding, ImagePart, Message, Request, TextPart
-from unseen.evals.director.study import load_design
+from unseen.evals.director.study.design import load_design
 
 # Async tests share one event loop per module, so that they can share the SDK clients: each
 # new client builds TLS contexts (~0.1-0.2 s of CPU), which would dominate a module's time.

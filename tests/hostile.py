@@ -246,8 +246,8 @@ TINY = ('name = "tiny"\nsamples = 2\nseed = 1\nsize = "512x384"\n[sets.main]\nn 
 
 def a_study(ctx: Ctx) -> None:
     """The tiny design (``d.toml``) run with the simulator into ``ctx.out``: 4 replies."""
-    from unseen.director import run_study
-    from unseen.evals.director.study import load_design
+    from unseen.commands.director_run import run_study
+    from unseen.evals.director.study.design import load_design
 
     (ctx.tmp / "d.toml").write_text(TINY, encoding="utf-8")
     run_study(load_design(ctx.tmp / "d.toml"), ["sim"], Path(ctx.out), scenes=ctx.scenes,
@@ -273,7 +273,7 @@ def unchanged(ctx: Ctx, out: str, err: str) -> None:
 
 def a_coded_study(ctx: Ctx) -> None:
     """:func:`a_study`, its traces coded by the simulator's coder (``coding/main/``)."""
-    from unseen.director_code import run_coding
+    from unseen.commands.director_code import run_coding
 
     a_study(ctx)
     run_coding(ctx.out, "sim:default,dir_coder_error=0", batch_size=2, tests=1, repeats=1,

@@ -165,3 +165,38 @@ def upward(g: dict[str, dict[str, int]]) -> list[tuple[str, str, int]]:
             if layer(dst) not in allowed:
                 bad.append((src, dst, line))
     return bad
+
+
+def private_imports(root: Path = ROOT) -> list[tuple[str, int, str, str]]:
+    """(importer, line, module, name) for every private name (``_name``, not a dunder) that
+    a module takes from another module of ours: ``from module import _name`` or
+    ``module._name`` on a name bound to one of our modules."""
+    mods = modules(root)
+    known = set(mods)
+    found = []
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        is_package = path.name == "__init__.py"
+        bound: dict[str, str] = {}  # local name -> module of ours it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = _resolve(name, is_package, node.level, node.module)
+                for a in node.names:
+                    if f"{base}.{a.name}" in known:
+                        bound[a.asname or a.name] = f"{base}.{a.name}"
+                    elif base in known and base != name and _private(a.name):
+                        found.append((name, node.lineno, base, a.name))
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in known:
+                        bound[a.asname or a.name] = a.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr) and \
+                    isinstance(node.value, ast.Name) and node.value.id in bound and \
+                    bound[node.value.id] != name:
+                found.append((name, node.lineno, bound[node.value.id], node.attr))
+    return sorted(found)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")

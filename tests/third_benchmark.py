@@ -9,7 +9,7 @@ from pathlib import Path
 
 import unseen
 from unseen.engine.benchmark import Plan
-from unseen.engine.types import RunConfig
+from unseen.engine.types import BOX_INSTANCES, RunConfig
 
 
 class Pointing:
@@ -18,7 +18,7 @@ class Pointing:
     centre lies in the target."""
 
     name = "pointing-test"
-    accepts = frozenset({"scenefunri"})
+    accepts = frozenset({BOX_INSTANCES})
     summary = "is the centre of the box inside the hidden target?"
 
     def __init__(self, data: Path):

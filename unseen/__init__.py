@@ -19,10 +19,11 @@ _EXPORTS = {
     "UnseenError": ".engine.errors",
     "connect": ".backends",
     "load_dataset": ".evals.scenefunri",
-    "load_design": ".evals.director.study",
+    "load_design": ".evals.director.study.design",
     "run": ".api",
     "run_async": ".api",
-    "run_study": ".director",
+    "run_study": ".commands.director_run",
+    "run_study_async": ".commands.director_run",
     "strategy": ".strategies",
 }
 

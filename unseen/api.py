@@ -1,5 +1,5 @@
 """The one run pipeline: ``run`` any benchmark's strategies against backends into a run
-directory, resumable. SceneFunRI comparisons and Director studies (``unseen.director``) both
+directory, resumable. SceneFunRI comparisons and Director studies (``unseen.run_study``) both
 go through it; a benchmark plans its run (``engine.benchmark``), the pipeline does the rest:
 
 1. the benchmark builds and checks the strategies (nothing connected, nothing written);
@@ -420,7 +420,7 @@ def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),
 
     ``data`` is a SceneFunRI folder (default: the bundled sample set); ``benchmark=`` names
     another benchmark (``director`` takes ``design=`` and no strategies; see
-    ``unseen.director.run_study``). Strategies are ``name[:k=v,...]`` and backends
+    ``unseen.run_study``). Strategies are ``name[:k=v,...]`` and backends
     ``provider:target`` specs (``NAME=SPEC`` runs SPEC as a design's model NAME). Rerunning
     with the same ``out`` resumes: finished trajectories are skipped. Returns counts and the
     run directory; with ``dry_run=True``, the plan's estimate instead, nothing run or written.

@@ -1,6 +1,6 @@
 """Dry runs: a run's plan without a call to a provider (``unseen run --dry-run``,
 ``unseen director run --dry-run``, ``dry_run=True`` in ``unseen.api.run_async`` and
-``unseen.director.run_study_async``).
+``unseen.run_study_async``).
 
 The run is checked as a real one is (strategies, backends, pairings, the price file), then
 its real plan runs into a temporary run directory, deleted afterwards, against a stand-in

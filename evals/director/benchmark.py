@@ -3,7 +3,7 @@
 A run is a study design (``options["design"]``, a :class:`.study.Design`): its batches name
 the models and conditions, and the plan is the study's own order, every batch's calls for a
 model shuffled with a generator seeded by (design seed, model, batch) (§3 "Batches";
-:func:`.runner.plan_calls`). Scene sets missing from the run's scene folder are rendered
+:func:`.study.runner.plan_calls`). Scene sets missing from the run's scene folder are rendered
 first; ``study.json`` records the design, the backends under the design's model names and
 the scene sets. Registered under the entry-point group ``unseen.benchmarks`` as ``director``.
 """
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from ...engine.benchmark import Plan, RunRequest
 from ...engine.types import RunConfig
 from ...strategies import build
-from .files import SCENES_FILE
+from .scenes.files import SCENES_FILE
 
 if TYPE_CHECKING:
-    from .study import Design
+    from .study.design import Design
 
 
 class DirectorTask:
@@ -40,8 +40,8 @@ class DirectorTask:
         """The study design: given as a model, or as a file (``--data DESIGN``)."""
         # the study's modules (numpy, the scene renderer) load when a study is run, not
         # when every benchmark is asked whether it reads a folder (``claims``)
-        from .runner import StudyError
-        from .study import Design, load_design
+        from .study.design import Design, load_design
+        from .study.runner import StudyError
 
         design = request.options.get("design")
         if design is None and request.data is not None and Path(request.data).is_file():
@@ -60,7 +60,7 @@ class DirectorTask:
 
     def strategies(self, request: RunRequest) -> list:
         """The design's (batch, condition) pairs as ``director`` strategies."""
-        from .runner import StudyError
+        from .study.runner import StudyError
 
         if request.strategies:
             raise StudyError("a Director study takes its strategies from the design's "
@@ -70,14 +70,14 @@ class DirectorTask:
         return list(self._specs(request).values())
 
     def scorer(self, request: RunRequest):
-        from .measures import score
+        from .task.measures import score
 
         return score
 
     def plan(self, request: RunRequest, strategies: list, backends: list,
              run_dir: Path) -> Plan:
-        from .measures import STUDY_FILE, score
-        from .runner import (
+        from .study.design import MAX_CALLS
+        from .study.runner import (
             StudyError,
             check_same_design,
             fingerprint,
@@ -85,7 +85,8 @@ class DirectorTask:
             scene_sets,
             study_record,
         )
-        from .study import MAX_CALLS
+        from .study.study_file import STUDY_FILE
+        from .task.measures import score
 
         design = self._design(request)
         names = [alias or b.model for alias, b in zip(request.names, backends, strict=True)]
@@ -125,7 +126,7 @@ class DirectorTask:
             backends=study["backends"], samples=design.samples,
             concurrency=request.options.get("concurrency", 8),
             cache=bool(request.options.get("cache", True)),
-            scoring={"measures": "evals.director.measures"},
+            scoring={"measures": "evals.director.task.measures"},
             package_version=request.options.get("package_version", ""),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )

@@ -1,7 +1,7 @@
 """``sim`` learns the Director Task: the ``director`` task (one turn of a condition, answered
-from :class:`.oracle.DirectorTruth` by the respondent model, :mod:`.simulated`), the
+from :class:`.task.oracle.DirectorTruth` by the respondent model, :mod:`.sim.simulated`), the
 ``director-code`` task (a batch of reasoning traces coded by reading them back,
-:class:`.oracle.CoderTruth`), the ``dir_`` knobs and the ``director-*`` profiles.
+:class:`.task.oracle.CoderTruth`), the ``dir_`` knobs and the ``director-*`` profiles.
 
 Listed under the entry-point group ``unseen.sim_tasks`` (pyproject.toml), so the simulator
 knows the Director Task whichever module was imported first; the heavy modules load on the
@@ -13,10 +13,10 @@ from __future__ import annotations
 import random
 
 from ...engine.oracle import Respondent, SimAnswer, register_knobs, sim_task
-from .knobs import DirectorKnobs
-from .oracle import CoderTruth, DirectorTruth
+from .sim.knobs import DirectorKnobs
+from .task.oracle import CoderTruth, DirectorTruth
 
-#: Simulated Director respondents (knobs: :class:`.knobs.DirectorKnobs`, spelled ``dir_``).
+#: Simulated Director respondents (knobs: :class:`.sim.knobs.DirectorKnobs`, spelled ``dir_``).
 SIM_PROFILES = {
     "director-flat": {"dir_uplift": 0.0, "dir_uplift_mean": 0.0, "dir_follow_report": 0.0},
     "director-strong": {"dir_uplift": 0.8, "dir_uplift_mean": 0.03, "dir_want_factor": 0.5,
@@ -34,7 +34,7 @@ def answer_director(sim: Respondent, truth: DirectorTruth, rng: random.Random) -
     """One turn of a Director condition: the JSON fields of ``truth.fields`` only, drawn
     from the respondent model with the ``dir_`` knobs; scene offsets from the scene id and
     ``seed``. A turn that chooses a block carries a reasoning trace (``dir_traces``)."""
-    from .simulated import respond_with_trace  # numerics load on the first Director request
+    from .sim.simulated import respond_with_trace  # numerics load on the first Director request
 
     text, trace = respond_with_trace(sim.extra("dir_"), truth, rng, seed=sim.seed)
     return SimAnswer(text, reasoning=trace)

@@ -12,16 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.benchmark import BenchmarkError, Plan, RunDefaults, RunRequest
-from ...engine.types import RunConfig
+from ...engine.types import BOX_INSTANCES, RunConfig
 from ...strategies import build
-from .dataset import INSTANCES_FILE, load_dataset
-from .sample import bundled_sample
+from .data.dataset import INSTANCES_FILE, load_dataset
+from .data.sample import bundled_sample
 from .scoring import scorer
 
 
 class SceneFunRI:
     name = "scenefunri"
-    accepts = frozenset({"scenefunri"})
+    # every box strategy, and one made for SceneFunRI's instances alone
+    accepts = frozenset({BOX_INSTANCES, "scenefunri"})
     summary = ("box a functional object fully hidden in an image, from a task instruction "
                "(CAcc@75, CAcc@50, mIoU, Dist)")
     # with no -s: the paper's prompting strategies (§5.2.1-5.2.2), beside what a fixed guess

@@ -25,8 +25,8 @@ from batch_helpers import FAST, answer, batches_made, ledger, sent, stable
 from helpers import read_journal, run_tiny_study, tiny_design
 
 import unseen
+from unseen import run_study_async
 from unseen.api import run_async
-from unseen.director import run_study_async
 from unseen.evals.director.study import load_design
 
 

@@ -165,8 +165,8 @@ async def test_new_weights_in_the_folder_change_the_cache_key(tmp_path):
 def test_direct_spoe_and_a_director_condition_end_to_end(tiny, sample_data, tmp_path):
     """The run pipeline on the real model: every trajectory answered or failed typed (random
     weights answer nonsense: parse failures), never an internal error; provenance journaled."""
-    from unseen.director import run_study
-    from unseen.evals.director.study import Design
+    from unseen.commands.director_run import run_study
+    from unseen.evals.director.study.design import Design
 
     spec = f"hf:{tiny},box_format=norm1000"
     res = unseen.run(sample_data, ["direct", "spoe:T=2"], [spec], out=tmp_path / "run", limit=2,

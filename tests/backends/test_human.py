@@ -21,7 +21,8 @@ from unseen.backends import BackendConfigError, connect
 from unseen.backends.human import Human, read_log
 from unseen.engine.journal import JOURNAL, iter_records
 from unseen.engine.types import AnswerSpec
-from unseen.evals.scenefunri.report import render, summarize
+from unseen.evals.scenefunri.report.formats import render
+from unseen.evals.scenefunri.report.summary import summarize
 
 
 def _records(run_dir: Path) -> list[dict]:
@@ -237,10 +238,10 @@ async def test_the_page_never_reads_the_truth(sample_data, instances, tmp_path, 
 
 async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, monkeypatch,
                                                   run_main):
-    from unseen.director import run_study_async
-    from unseen.evals.director.analyze import analyze
-    from unseen.evals.director.study import load_design
-    from unseen.evals.director.tables import render as render_director
+    from unseen.commands.director_run import run_study_async
+    from unseen.evals.director.analysis.analyze import analyze
+    from unseen.evals.director.analysis.tables import render as render_director
+    from unseen.evals.director.study.design import load_design
 
     design_file = tmp_path / "tiny.toml"
     design_file.write_text(tiny_design(batches={"q": ["move", "move/twoturn"]}),
@@ -269,7 +270,7 @@ async def test_director_fields_and_the_second_turn(director_scenes, tmp_path, mo
     for r in recs:
         pred = r["prediction"]
         assert pred["block"] == 7 and all(v == [1, 3] for k, v in pred.items() if k != "block")
-    from unseen.evals.director.measures import rows as rows_of
+    from unseen.evals.director.analysis.rows import rows as rows_of
 
     analysis = analyze(rows_of(out), load_design(design_file))
     assert analysis.humans == {"ann"}
@@ -296,8 +297,9 @@ async def test_a_person_is_never_timed_out_retried_or_cached(tmp_path, sample_da
     from unseen.engine.runner import Runner
     from unseen.engine.types import RunConfig
 
-    config = RunConfig(run="r", data=str(sample_data), dataset_fingerprint="x", instances=1,
-                       strategies=[], backends=[], package_version="0", created_at="now")
+    config = RunConfig(run="r", benchmark="scenefunri", data=str(sample_data),
+                       dataset_fingerprint="x", instances=1, strategies=[], backends=[],
+                       package_version="0", created_at="now")
     runner = Runner(instances[:1], [spec], [client], tmp_path / "r", config, progress=False)
     task = asyncio.create_task(runner.run())
     person = Person(await said.url(task=task))
@@ -427,7 +429,7 @@ _SPECS = [AnswerSpec(kind="box", width=64, height=48),
            "text": st.text(max_size=10)}))
 def test_any_answer_is_taken_or_refused_with_a_reason(spec, body):
     from unseen.backends.human import AnswerError, reply_text
-    from unseen.evals.director.parse import parse_reply
+    from unseen.evals.director.task.parse import parse_reply
     from unseen.strategies.choice import read_choice
     from unseen.strategies.direct import read_box
     from unseen.strategies.spoe_grid import read_eliminated

@@ -22,7 +22,8 @@ from PIL import Image, ImageStat
 
 from unseen.api import run_async
 from unseen.engine.journal import JOURNAL, iter_records
-from unseen.evals.scenefunri.report import render, summarize
+from unseen.evals.scenefunri.report.formats import render
+from unseen.evals.scenefunri.report.summary import summarize
 
 # one browser for the module, so every test runs in the module's event loop
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
@@ -143,8 +144,8 @@ async def test_spoe_regions_picked_by_click_and_by_key(browser, sample_data, ins
 
 
 async def test_a_director_prompt_answered_in_its_fields(browser, director_scenes, tmp_path, monkeypatch):
-    from unseen.director import run_study_async
-    from unseen.evals.director.study import load_design
+    from unseen.commands.director_run import run_study_async
+    from unseen.evals.director.study.design import load_design
 
     design = tmp_path / "tiny.toml"
     design.write_text(tiny_design(n=1, batches={"q": ["move/twoturn"]}), encoding="utf-8")
@@ -242,8 +243,8 @@ async def test_the_page_shows_the_whole_image_edge_to_edge(browser, sample_data,
 async def test_review_a_build(browser, sample_data, tmp_path):
     import shutil as sh
 
+    from unseen.commands.data_review import serve_review
     from unseen.evals.scenefunri import load_dataset
-    from unseen.review import serve_review
 
     build = tmp_path / "build"
     sh.copytree(sample_data, build)

@@ -133,7 +133,7 @@ def test_spoe_choices_are_independent_across_rounds(sample_data, tmp_path):
 def test_skilled_sim_curve_falls_with_t(sample_data, tmp_path):
     """A skilled simulated chooser narrows in on the target: Dist falls round after round
     (before the fix the offline Figure 2 curve rose after t = 2)."""
-    from unseen.evals.scenefunri.curves import curves
+    from unseen.evals.scenefunri.report.curves import curves
 
     unseen.run(sample_data, ["spoe:T=6"], ["sim:strong"], out=tmp_path / "r", cache=False,
                progress=False)
@@ -160,8 +160,6 @@ def test_one_knob_syntax_and_one_set_of_names(run_main, tmp_path, director_scene
     assert parse_backend("sim,skill=0.9") == ("sim,skill=0.9", None)
     assert parse_backend("gpt-6-sol=sim:strong") == ("sim:strong", "gpt-6-sol")
     assert make_backend("sim,skill=0.9").knobs.skill == 0.9
-    import unseen.director  # noqa: F401 - registers the Director's knobs
-
     plain = make_backend("sim:default,uplift=0.3").extras["dir_"]
     prefixed = make_backend("sim:default,dir_uplift=0.3").extras["dir_"]
     assert plain.uplift == prefixed.uplift == 0.3

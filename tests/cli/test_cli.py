@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from unseen import cli
 from unseen.evals.scenefunri import load_dataset
 from unseen.evals.scenefunri.benchmark import BENCHMARK as SCENEFUNRI
-from unseen.evals.scenefunri.sample import TEST_SET_SIZE, bundled_sample
+from unseen.evals.scenefunri.data.sample import TEST_SET_SIZE, bundled_sample
 
 N = TEST_SET_SIZE
 SECRET = "sk-unseen-test-SECRET-0123456789"

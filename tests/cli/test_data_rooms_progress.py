@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from unseen.evals.scenefunri.rooms import visits
+from unseen.evals.scenefunri.data.rooms import visits
 
 
 def test_the_bar_goes_to_stderr_and_counts_rooms(tmp_path, monkeypatch):

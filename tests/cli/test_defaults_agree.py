@@ -7,8 +7,8 @@ import json
 
 from helpers import read_journal, run_tiny_study, tiny_design
 
-from unseen.director import sim_in_every_place
-from unseen.evals.director.study import load_design
+from unseen.commands.director_run import sim_in_every_place
+from unseen.evals.director.study.design import load_design
 
 
 def test_compare_json_pairs_against_direct_by_default_as_run_prints(sample_data, tmp_path,

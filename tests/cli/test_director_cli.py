@@ -100,7 +100,7 @@ def test_user_errors_are_one_line(run_main, argv, message):
 
 
 def test_analyze_without_the_apparent_size_scenes(run_main, study):
-    from unseen.evals.director.measures import rows
+    from unseen.evals.director.analysis.rows import rows
 
     _, run_dir = study
     flagged = {r["scene"] for r in rows(run_dir) if r["apparent_flag"]}

@@ -53,9 +53,9 @@ def test_director_strategy_on_scenefunri_data(sample_data, run_main, tmp_path):
 
 
 def test_scenefunri_strategy_in_a_director_study_is_refused_before_scenes(tmp_path):
-    from unseen.director import run_study
+    from unseen.commands.director_run import run_study
     from unseen.engine.runner import PairingError
-    from unseen.evals.director.study import Design
+    from unseen.evals.director.study.design import Design
 
     design = Design.model_validate({"name": "t", "size": "512x384", "sets": {"main": {"n": 2}},
                                     "batch": [{"name": "b", "conditions": ["move"]}]})

@@ -52,7 +52,7 @@ def test_power_table_leaves_a_column_out_rather_than_break_a_word():
     methods go (the caption says so), and no word breaks."""
     from rich.console import Console
 
-    from unseen.evals.director.power_report import render
+    from unseen.evals.director.analysis.power_report import render
 
     rows = [{"index": i, "comparison": f"visibility question, move: director-view choices {i}",
              "model": m, "family": "s6-rearranged", "margin": 0.1 if i == 1 else None,

@@ -27,10 +27,10 @@ from unseen import cli
 from unseen.api import run as api_run
 from unseen.engine.journal import iter_records, latest, read_run_json
 from unseen.evals.director.coding.sheets import read_sheet
-from unseen.evals.director.dataset import load_scenes
-from unseen.evals.director.measures import read_study
-from unseen.evals.director.study import load_design
-from unseen.evals.scenefunri.dataset import find_instance, load_dataset
+from unseen.evals.director.scenes.dataset import load_scenes
+from unseen.evals.director.study.design import load_design
+from unseen.evals.director.study.study_file import read_study
+from unseen.evals.scenefunri.data.dataset import find_instance, load_dataset
 
 USER_ERRORS = cli._user_errors()
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,

@@ -20,9 +20,9 @@ SCRIPT = textwrap.dedent('''
     from unseen.engine.images import part_bytes
     from unseen.engine.runner import Runner
     from unseen.engine.types import Instance, RunConfig
-    from unseen.evals.director.coding.codebook import Codes
-    from unseen.evals.director.dataset import load_scenes
-    from unseen.evals.director.traces import write_trace
+    from unseen.evals.director.task.codebook import Codes
+    from unseen.evals.director.scenes.dataset import load_scenes
+    from unseen.evals.director.sim.traces import write_trace
     from unseen.evals.scenefunri import load_dataset
     from unseen.strategies import available, build
 
@@ -30,13 +30,13 @@ SCRIPT = textwrap.dedent('''
     trace = write_trace(Codes(reading="director_view", sees="seen", works_out=True), 3, 7,
                         [1, 3], random.Random(0))
     instances = {
-        "scenefunri": load_dataset(data).instances[0],
+        "box": load_dataset(data).instances[0],
         "director": load_scenes(scenes / "main")[0][0],
         "director-coding": Instance(id="batch-0", image="", width=1, height=1, meta={
             "second_pass": False,
             "items": [{"id": "x1", "trace": trace, "reply": '{"visible": [1, 3], "block": 3}'}]}),
     }
-    profile = {"scenefunri": "sim:oracle", "director": "sim:director-oracle",
+    profile = {"box": "sim:oracle", "director": "sim:director-oracle",
                "director-coding": "sim:default,dir_coder_error=0"}
     class Sending:
         """The simulator, encoding every image part first as a real provider does."""

@@ -128,7 +128,7 @@ def test_the_runner_gives_each_trajectory_its_own_store(tmp_path):
     from unseen.engine.runner import Runner
     from unseen.engine.types import Reply, RunConfig
     from unseen.evals.scenefunri import load_dataset
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
     from unseen.strategies import build
 
     seen: list[dict | None] = []
@@ -141,8 +141,9 @@ def test_the_runner_gives_each_trajectory_its_own_store(tmp_path):
             return Reply(text='{"box": [1, 1, 5, 5]}', finish_reason="stop")
 
     ds = load_dataset(write_test_set(tmp_path / "data"))
-    cfg = RunConfig(run="t", data="d", dataset_fingerprint=ds.fingerprint, instances=2,
-                    strategies=[], backends=[], package_version="t", created_at="now")
+    cfg = RunConfig(run="t", benchmark="scenefunri", data="d",
+                    dataset_fingerprint=ds.fingerprint, instances=2, strategies=[], backends=[],
+                    package_version="t", created_at="now")
     runner = Runner(ds.instances[:2], [build("direct")],
                     [Reliable(Recording("m", box_format="pixel"), concurrency=1)],
                     tmp_path / "run", cfg, samples=2, workers=1, progress=False)

@@ -1,6 +1,6 @@
 """Hostile images: a decompression bomb, a configurable pixel limit, empty and undecodable
 files, and images outside the dataset's folder (``../``, absolute, a symlink out), each one
-line naming the file (``engine/images.py``, ``evals/scenefunri/dataset.py``)."""
+line naming the file (``engine/images.py``, ``evals/scenefunri/data/dataset.py``)."""
 
 from __future__ import annotations
 

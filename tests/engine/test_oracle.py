@@ -16,7 +16,7 @@ from unseen.engine.backend import ProviderError
 from unseen.engine.box import Box
 from unseen.engine.oracle import TASKS, BoxTruth, CellsTruth, ChoiceTruth, Cue, OracleError
 from unseen.engine.types import Instance, Message, Request, TextPart
-from unseen.evals.director.oracle import DirectorTruth, SceneKey
+from unseen.evals.director.task.oracle import DirectorTruth, SceneKey
 from unseen.strategies.kit import box_truth, cells_truth, choice_truth
 from unseen.strategies.spoe import question
 

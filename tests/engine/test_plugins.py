@@ -41,7 +41,7 @@ def test_the_built_ins_are_entry_points_like_any_plug_in():
         return {ep.value for ep in entry_points(group=group)}
 
     assert {"unseen.strategies.direct", "unseen.strategies.spoe",
-            "unseen.evals.director.strategy"} <= named("unseen.strategies")
+            "unseen.evals.director.task.strategy"} <= named("unseen.strategies")
     assert {"unseen.backends.sim", "unseen.backends.openai_chat",
             "unseen.backends.gemini"} <= named("unseen.backends")
     assert {"unseen.backends.sim_tasks", "unseen.evals.director.sim_tasks"} <= named(
@@ -55,7 +55,8 @@ def test_what_sim_knows_does_not_depend_on_what_was_imported():
         import sys
         from unseen.backends import make_backend
         sim = make_backend("sim:director-strong,dir_uplift=0.3")
-        assert "unseen.director" not in sys.modules and "unseen.director_code" not in sys.modules
+        assert "unseen.commands.director_run" not in sys.modules
+        assert "unseen.commands.director_code" not in sys.modules
         print(sorted(sim.answers), sim.extra("dir_").uplift)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

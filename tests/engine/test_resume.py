@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from unseen.api import run as api_run
-from unseen.evals.scenefunri.sample import TEST_SET_SIZE, write_test_set
+from unseen.evals.scenefunri.data.sample import TEST_SET_SIZE, write_test_set
 
 SLOW_SIM = "sim:default,delay_s=0.1"
 N = TEST_SET_SIZE  # 24 instances, one strategy, one backend, one sample

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import unseen
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
 
 
 def records(run_dir):

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 import unseen
-from unseen.evals.director.analyze import analyze
-from unseen.evals.director.study import Design
-from unseen.evals.director.tables import render as render_director
+from unseen.evals.director.analysis.analyze import analyze
+from unseen.evals.director.analysis.tables import render as render_director
+from unseen.evals.director.study.design import Design
 from unseen.evals.scenefunri import render, summarize
-from unseen.evals.scenefunri.paper import paper_rows
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
+from unseen.evals.scenefunri.report.paper import paper_rows
 from unseen.evals.table_fit import Label, fit, fold, longest_piece, measure, pieces
 
 WIDTHS = (80, 120)

@@ -36,6 +36,49 @@ def test_imports_point_one_way():
         "renderers: engine only): " + "; ".join(f"{s} imports {d} (line {n})" for s, d, n in bad)
 
 
+def test_no_module_imports_a_private_name_of_another():
+    """A name another module needs is public where it is defined (or the two belong in one
+    module): ``from x import _name`` and ``x._name`` across modules are refused."""
+    found = G.private_imports()
+    assert not found, "private names imported across modules: " + "; ".join(
+        f"{src} (line {line}) takes {mod}.{name}" for src, line, mod, name in found)
+
+
+#: Each benchmark package's parts (a subpackage, or a module at its root), in the order they
+#: may import one another: a part imports only itself and the parts before it, so no arrow
+#: runs back up (the package's ``__init__``, lazy public names, stands apart).
+PARTS: dict[str, list[str]] = {
+    "unseen.evals.director": ["scenes", "task", "sim", "study", "coding", "analysis", "paper",
+                              "sim_tasks", "benchmark"],
+    "unseen.evals.scenefunri": ["data", "metrics", "scoring", "fixed", "report", "benchmark"],
+}
+
+
+def _part(module: str, package: str) -> str | None:
+    """The part of ``package`` that ``module`` lies in (None: outside it)."""
+    return module[len(package) + 1:].split(".")[0] if module.startswith(package + ".") else None
+
+
+def back_up(g: dict[str, dict[str, int]]) -> list[str]:
+    """Every import from a part of a benchmark package to a later part (``PARTS``)."""
+    bad = []
+    for package, order in PARTS.items():
+        inside = [m for m in g if m.startswith(package + ".")]
+        assert {_part(m, package) for m in inside} == set(order), f"{package}: PARTS is stale"
+        for src in inside:
+            here = order.index(_part(src, package))  # type: ignore[arg-type]
+            for dst, line in g[src].items():
+                there = _part(dst, package)
+                if there is not None and order.index(there) > here:
+                    bad.append(f"{src} imports {dst} (line {line})")
+    return bad
+
+
+def test_each_benchmark_package_imports_its_parts_one_way():
+    bad = back_up(G.graph())
+    assert not bad, "imports that run back up a benchmark package: " + "; ".join(bad)
+
+
 def test_the_graph_sees_what_the_package_imports():
     g = G.graph()
     assert len(g) > 100  # every module of the six folders
@@ -84,6 +127,21 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
     assert set(g["unseen.evals.sub.d"]) == {"unseen.engine.c", "unseen.evals.e"}
     assert G.cycles(g) == [["unseen.engine.a", "unseen.engine.b"],
                            ["unseen.evals.e", "unseen.evals.sub.d"]]
+
+
+def test_a_private_name_taken_from_another_module_is_found(tmp_path):
+    _tree(tmp_path, {
+        "unseen/__init__.py": "",
+        "engine/__init__.py": "",
+        "engine/a.py": "_x = 1\ndef _f(): return _x\n",
+        "engine/b.py": "from .a import _f, __doc__\nfrom . import a\nY = a._x + a.__name__\n",
+        "engine/c.py": "import unseen.engine.a as m\nfrom .a import _f as f\nZ = m._x\n",
+    })
+    assert G.private_imports(tmp_path) == [
+        ("unseen.engine.b", 1, "unseen.engine.a", "_f"),
+        ("unseen.engine.b", 3, "unseen.engine.a", "_x"),
+        ("unseen.engine.c", 2, "unseen.engine.a", "_f"),
+        ("unseen.engine.c", 3, "unseen.engine.a", "_x")]
 
 
 def test_an_import_against_the_layers_is_found(tmp_path):

@@ -11,8 +11,8 @@ from PIL import Image
 
 import unseen
 from unseen.engine.types import Instance
-from unseen.evals.scenefunri.report import figure_cells
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
+from unseen.evals.scenefunri.report.summary import figure_cells
 from unseen.renderers.figures import GridCell, GridRow, prediction_grid
 
 IDS = ["syn-000", "syn-003", "syn-007"]

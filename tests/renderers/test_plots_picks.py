@@ -10,8 +10,8 @@ import pytest
 from matplotlib.colors import to_rgba
 
 import unseen
-from unseen.evals.scenefunri.picks import instance_dist, pick
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
+from unseen.evals.scenefunri.report.picks import instance_dist, pick
 from unseen.renderers.plots import curve_figure, curve_png, style_of
 
 

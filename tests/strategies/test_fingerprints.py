@@ -129,7 +129,7 @@ def test_a_built_in_strategy_s_code_holds_the_helpers_that_write_its_prompts():
         assert {"unseen.strategies.kit", "unseen.strategies.prompts"} <= modules, name
         assert not any(m.startswith("unseen.engine") for m in modules), name
     director = set(fingerprint("director")["modules"])
-    assert {"unseen.evals.director.prompts", "unseen.evals.director.parse"} <= director
+    assert {"unseen.evals.director.task.prompts", "unseen.evals.director.task.parse"} <= director
 
 
 def test_the_code_digest_ignores_comments_docstrings_and_layout():

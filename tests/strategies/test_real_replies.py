@@ -10,7 +10,7 @@ import pytest
 from fake_providers import Reply
 from helpers import read_journal, run_tiny_study, tiny_design
 
-from unseen.evals.director.analyze import analyze_run
+from unseen.evals.director.analysis.analyze import analyze_run
 
 KEY = "sk-test-real-replies-0123456789"
 BOX = '{"box": [100, 200, 300, 400]}'  # norm1000, as gpt-4o's profile asks
@@ -119,8 +119,8 @@ def test_a_director_study_says_how_many_replies_stopped_at_a_length_limit(fp, tm
                                 cache=False)
     analysis = analyze_run(run_dir)
     assert analysis.length_stops == analysis.n_replies == 2
-    from unseen.evals.director.shown import heading
-    from unseen.evals.director.tables import render
+    from unseen.evals.director.analysis.shown import heading
+    from unseen.evals.director.analysis.tables import render
 
     assert "2 stopped at a length limit" in heading(analysis)[0]
     assert json.loads(render(analysis, "json"))["length_stops"] == 2

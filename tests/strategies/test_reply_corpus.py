@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unseen.evals.director.parse import parse_reply
+from unseen.evals.director.task.parse import parse_reply
 from unseen.strategies.choice import read, read_cells
 from unseen.strategies.kit import read_box
 

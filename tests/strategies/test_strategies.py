@@ -40,13 +40,13 @@ class TwiceParams(BaseModel):
 
 @strategy("test-ask-twice", params=TwiceParams, summary="asks n times, keeps the last box")
 def ask_twice(params):
-    from unseen.strategies.direct import box_oracle, read_box
+    from unseen.strategies.kit import box_truth, read_box
 
     def build_request(state, backend):
         inst = state["instance"]
         return Request(messages=[Message(role="user", parts=[
             ImagePart(path=inst.image), TextPart(text=f"round {state.get('t', 0)}")])],
-            oracle=box_oracle(state), sample=state.get("sample", 0))
+            oracle=box_truth(inst), sample=state.get("sample", 0))
 
     def parse(state, backend, reply):
         inst = state["instance"]

@@ -21,9 +21,9 @@ from helpers import read_journal
 from unseen.backends import make_backend
 from unseen.engine.runner import Runner
 from unseen.engine.types import Instance, Reply, RunConfig
-from unseen.evals.director.coding.codebook import Codes
-from unseen.evals.director.dataset import load_scenes
-from unseen.evals.director.traces import write_trace
+from unseen.evals.director.scenes.dataset import load_scenes
+from unseen.evals.director.sim.traces import write_trace
+from unseen.evals.director.task.codebook import Codes
 from unseen.strategies import available, build
 
 GARBLE = "Hmm, hard to say from this picture."
@@ -40,7 +40,7 @@ VARIANTS = {
     "director": ["director:condition=move", "director:condition=mean/twoturn"],
     "director-code": ["director-code"],
 }
-PROFILE = {"scenefunri": "sim:oracle", "director": "sim:director-oracle",
+PROFILE = {"box": "sim:oracle", "director": "sim:director-oracle",
            "director-coding": "sim:default,dir_coder_error=0"}
 
 
@@ -79,7 +79,7 @@ def instances(sample_data, director_scenes) -> dict[str, Instance]:
     coding = Instance(id="batch-0", image="", width=1, height=1, meta={
         "second_pass": False,
         "items": [{"id": "x1", "trace": trace, "reply": '{"visible": [1, 3], "block": 3}'}]})
-    return {"scenefunri": scenefunri_instance(sample_data), "director": scene,
+    return {"box": scenefunri_instance(sample_data), "director": scene,
             "director-coding": coding}
 
 

@@ -24,9 +24,10 @@ from typer.testing import CliRunner
 
 from unseen import cli
 from unseen.engine.rundir import RunDirError
-from unseen.evals.director import shown as shown_cells
-from unseen.evals.director.analyze import analyze_run
-from unseen.evals.director.tables import interval, pct, to_dict
+from unseen.evals.director.analysis import shown as shown_cells
+from unseen.evals.director.analysis.analyze import analyze_run
+from unseen.evals.director.analysis.shown import interval, pct
+from unseen.evals.director.analysis.tables import to_dict
 from unseen.views.export import export_html
 
 TINY = tiny_design(
@@ -130,7 +131,7 @@ def test_images_are_relative_pngs_that_exist(report):
 
 
 def test_scene_captions(report, director_scenes):
-    from unseen.evals.director.dataset import load_scenes
+    from unseen.evals.director.scenes.dataset import load_scenes
     from unseen.views.director.marks import key_text
 
     text = _text(_html(report))

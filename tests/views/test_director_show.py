@@ -20,7 +20,7 @@ from PIL import Image
 from rich.console import Console
 
 from unseen.backends import sim
-from unseen.evals.director.dataset import load_scenes
+from unseen.evals.director.scenes.dataset import load_scenes
 from unseen.views.director.marks import CHOSEN_RGB, DV_RGB, HIDDEN_RGB, marked_scene
 from unseen.views.director.run import select
 from unseen.views.show import show_instance, show_summary, write_strip

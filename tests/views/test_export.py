@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 import unseen
 from unseen import cli
-from unseen.evals.scenefunri.report import summarize
+from unseen.evals.scenefunri.report.summary import summarize
 from unseen.views.export import export_html
 from unseen.views.scenefunri.export import table_html
 

@@ -19,7 +19,7 @@ from unseen.views.tui import TuiApp, build_index  # noqa: E402
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     import unseen
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
 
     tmp = tmp_path_factory.mktemp("tui")
     data = write_test_set(tmp / "d")
@@ -218,7 +218,7 @@ async def test_after_a_filter_the_detail_follows_the_selection(run_dir):
 @pytest.fixture(scope="module")
 def long_labels(tmp_path_factory) -> Path:
     import unseen
-    from unseen.evals.scenefunri.sample import write_test_set
+    from unseen.evals.scenefunri.data.sample import write_test_set
 
     tmp = tmp_path_factory.mktemp("tui-labels")
     data = write_test_set(tmp / "d")

@@ -138,7 +138,7 @@ async def test_the_runs_list_on_a_phone(browser, sample_data, director_scenes, t
     finished run's progress complete (not "of" every strategy × every backend)."""
     from helpers import tiny_design
 
-    from unseen.director import run_study
+    from unseen import run_study
     from unseen.evals.director.study import load_design
 
     runs = tmp_path / "runs"  # under the names `unseen run` gives

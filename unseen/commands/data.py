@@ -23,14 +23,14 @@ def data_sample(
 ) -> None:
     """Copy the bundled sample SceneFunRI set (65 hidden targets in 8 procedural rooms)."""
     from ..evals.scenefunri import load_dataset
-    from ..evals.scenefunri.sample import copy_sample
+    from ..evals.scenefunri.data.sample import copy_sample
 
     folder = copy_sample(out_dir)
     ds = load_dataset(folder)
     out.print(f"wrote {len(ds)} instances to {folder} (fingerprint {ds.fingerprint})")
 
 
-MAX_SIDE = 4096  # the Director design's limit too (evals/director/study.py)
+MAX_SIDE = 4096  # the Director design's limit too (evals/director/study/design.py)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -57,8 +57,8 @@ def data_build(
     seed: Annotated[int, typer.Option(help="Seed of the frame kept per description (a hash of visit, description and seed).")] = 0,
 ) -> None:
     """Build SceneFunRI instances from SceneFun3D scans: hidden targets inside the view."""
-    from ..evals.scenefunri.build import BuildParams, build
-    from ..evals.scenefunri.scenefun3d_types import SceneFun3DError
+    from ..evals.scenefunri.data.build import BuildParams, build
+    from ..evals.scenefunri.data.scenefun3d_types import SceneFun3DError
 
     if occlusion not in ("mesh", "depth"):
         raise UserError(f"--occlusion must be mesh or depth, got {occlusion!r}")
@@ -97,7 +97,7 @@ def data_review(
     import asyncio
 
     from ..backends.human_web import PageError
-    from ..review import serve_review
+    from .data_review import serve_review
 
     def announce(line: str) -> None:
         err.print(line, soft_wrap=True, highlight=False, markup=False)
@@ -126,7 +126,7 @@ def data_rooms(
     size: Annotated[str, typer.Option(help="Frame size WIDTHxHEIGHT.")] = "640x480",
 ) -> None:
     """Generate procedural rooms in SceneFun3D's format (scan, annotations, video, mesh)."""
-    from ..evals.scenefunri.rooms import write_rooms
+    from ..evals.scenefunri.data.rooms import write_rooms
 
     width, height = _size(size)
     visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height),
@@ -144,7 +144,7 @@ def data_stats(
     fixed rules (center, prior, the best fixed box learned leave-one-scene-out) score, and a
     build's funnel from frames to kept instances."""
     from ..evals.scenefunri import load_dataset
-    from ..evals.scenefunri.stats import describe, normalized_boxes, render_stats
+    from ..evals.scenefunri.report.dataset_card import describe, normalized_boxes, render_stats
 
     if fmt not in ("table", "json", "md"):
         raise UserError(f"--format must be table, json or md, got {fmt!r}")
@@ -171,7 +171,7 @@ def data_director(
     size: Annotated[str, typer.Option(help="Image size WIDTHxHEIGHT.")] = "1024x768",
 ) -> None:
     """Render a Director Task scene set; every answer key is checked two ways."""
-    from ..evals.director.sets import build_set
+    from ..evals.director.scenes.sets import build_set
 
     width, height = _size(size)
     try:

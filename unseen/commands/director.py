@@ -35,7 +35,7 @@ def director_prompts(
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Print every prompt condition, each checked byte for byte against its request's base."""
-    from ..evals.director.prompts import PromptError, build, check_identity, conditions
+    from ..evals.director.task.prompts import PromptError, build, check_identity, conditions
 
     if fmt not in ("text", "json"):
         raise UserError(f"--format must be text or json, got {fmt!r}")
@@ -112,9 +112,9 @@ def director_run(
     Finished calls are journalled; rerun with the same --out to resume. The options in full:
     the README's "Director Task studies" and "`unseen run`'s options".
     """
-    from ..director import run_study
     from ..engine.runner import RunResult
-    from ..evals.director.study import load_design
+    from ..evals.director.study.design import load_design
+    from .director_run import run_study
     from .estimate import check_format, print_estimate
 
     check_format(fmt, dry_run)
@@ -168,7 +168,7 @@ def director_analyze(
     95 % intervals, Benjamini–Hochberg marks per family and the ±margin verdicts; each real
     model's cost in US dollars (its replies' token counts × the price table)."""
     from ..backends.prices import using
-    from ..director_analyze import analyze_command
+    from .director_analyze import analyze_command
 
     with using(prices):
         analyze_command(run_dir, design_file, fmt=fmt, plots=plots, paper=paper,
@@ -211,7 +211,7 @@ def director_code(
     fits the design's comparisons on coded traces. In full: the README's "Coding the
     reasoning traces".
     """
-    from ..director_code import run_coding
+    from .director_code import run_coding
 
     try:
         done = run_coding(
@@ -284,7 +284,7 @@ def director_codebook(
     second_pass: Annotated[bool, typer.Option("--second-pass", help="The second pass's wording (no report).")] = False,
 ) -> None:
     """Print the codebook the coder (and people coding a sheet) code by."""
-    from ..evals.director.coding.codebook import codebook
+    from ..evals.director.task.codebook import codebook
 
     plain(codebook(second_pass), end="")
 
@@ -337,10 +337,10 @@ def director_power(
     and the measured coverage of its 95 % intervals where the true difference is known."""
     import math
 
-    from ..evals.director.power import parse_effects
-    from ..evals.director.power_report import power_report
-    from ..evals.director.power_report import render as render_power
-    from ..evals.director.study import load_design
+    from ..evals.director.analysis.power import parse_effects
+    from ..evals.director.analysis.power_report import power_report
+    from ..evals.director.analysis.power_report import render as render_power
+    from ..evals.director.study.design import load_design
 
     if scenes not in ("resample", "fixed"):
         raise UserError(f"--scenes must be resample or fixed, got {scenes!r}")
@@ -365,7 +365,7 @@ def director_power(
         return
     out.print(render_power(report, title=f"{design.name}: simulated power and coverage "
                                          f"({reps} studies)", width=out.width))
-    from ..evals.director.study import TRACE_MEASURES
+    from ..evals.director.study.design import TRACE_MEASURES
 
     traced = sum(c.measure in TRACE_MEASURES for c in design.comparisons)
     if traced:

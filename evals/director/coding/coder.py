@@ -3,7 +3,7 @@ simulated coder behind ``sim``.
 
 Graph: START → code → END. The request is the codebook and the batch's items (neutral id,
 trace, reply; or chosen block in the second pass), with the codes' JSON schema as structured
-output. The reply is read with :func:`.codebook.parse_codes`: the prediction holds the codes
+output. The reply is read with :func:`..task.codebook.parse_codes`: the prediction holds the codes
 it could use and why each other item has none; a reply with no usable code at all is
 unanswered, so a resumed pass asks again only where the provider failed.
 
@@ -27,10 +27,10 @@ from ....engine.graph import Parsed, StrategyState, ask_node
 from ....engine.types import Decoding, ReasoningEffort, Reply, Request, Step
 from ....strategies.kit import text_turn
 from ....strategies.registry import strategy
-from ..oracle import CoderTruth
-from ..parse import parse_reply
-from ..traces import last_sentence, read_trace, trace_quotes
-from .codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+from ..sim.traces import last_sentence, read_trace, trace_quotes
+from ..task.codebook import MAX_QUOTE_WORDS, READINGS, CodesError, batch_prompt, parse_codes, schema
+from ..task.oracle import CoderTruth
+from ..task.parse import parse_reply
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -94,7 +94,7 @@ def build_coder(params: CoderParams) -> StateGraph:
 
 def sim_code(items: list[dict[str, Any]], second_pass: bool, error: float,
              rng: random.Random) -> str:
-    """The simulated coder's reply: each trace read back (:func:`..traces.read_trace`, exact
+    """The simulated coder's reply: each trace read back (:func:`..sim.traces.read_trace`, exact
     on the simulator's own traces; a real trace reads as no rule), the report rule of the
     main pass applied, and with probability ``error`` a wrong reading."""
     out = []

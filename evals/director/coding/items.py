@@ -4,7 +4,7 @@ which batches, and where their codes are kept.
 An *item* is one reply's reasoning trace: the last step of a trajectory whose reply carries
 one. The coder sees only a neutral id, the trace and the reply (main pass), or a new neutral
 id, the chosen block and the trace (``second`` pass: the hidden-block choices again, without
-the visibility report). Test traces written to a known code (:func:`.traces.test_traces`)
+the visibility report). Test traces written to a known code (:func:`..sim.traces.test_traces`)
 are mixed in unmarked, and so are a number of real items a second time under new ids
 (:func:`repeat_items`); the report checks the coder against both.
 
@@ -28,9 +28,9 @@ from ....engine.journal import JOURNAL, latest
 from ....engine.records import StepRecord, TrajectoryRecord
 from ....engine.types import Instance
 from ....engine.userfiles import read_json_lines
-from ..study_run import reply_row, run_model_names
-from ..traces import test_traces
-from .codebook import Coded, Codes
+from ..sim.traces import test_traces
+from ..study.study_file import reply_row, run_model_names
+from ..task.codebook import Coded, Codes
 
 CODING_DIR = "coding"
 ITEMS_FILE = "items.jsonl"
@@ -258,7 +258,7 @@ def codes_by_key(run_dir: str | Path, pass_: str = "main") -> dict[str, Coded]:
 
 
 def code_measures(codes: dict[str, Any], role: str | None) -> dict[str, float]:
-    """A coded reply's measures for the study's analysis (``measures.rows``): the reading
+    """A coded reply's measures for the study's analysis (``analysis.rows``): the reading
     (``own_view``, ``dv_reading``, ``digit_reading``, ``prior_reading``), ``works_out``, and
     ``hidden_unseen``: a hidden-block choice whose trace takes the director not to see it."""
     c = Codes.model_validate(codes)

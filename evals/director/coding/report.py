@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ....engine.journal import read_run_json
-from ..study_run import run_simulated
+from ..study.study_file import run_simulated
+from ..task.codebook import READINGS, SEES
 from .agreement import cohen_kappa, kappa_interval
-from .codebook import READINGS, SEES
 from .items import CODING_DIR, ITEMS_FILE, coded_items, is_real, pass_dir
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ....engine.userfiles import read_json_lines, read_text
+from ..task.codebook import READINGS, SEES
 from .agreement import cohen_kappa, kappa_interval
-from .codebook import READINGS, SEES
 from .items import CODING_DIR, CodingError, coded_items, is_real, neutral_id, select, test_items
 
 SHEET_COLUMNS = ("id", "trace", "reply", "reading", "sees", "works_out")

@@ -3,9 +3,9 @@
 It implements ``unseen.engine.benchmark.Benchmark``, member by member: ``claims`` (which
 data is its), ``strategies`` (built and checked before anything connects), ``scorer``,
 ``plan`` (the instances, ``run.json``) and ``resume`` (when a rerun may go on in the same run
-directory). Its instances look like SceneFunRI's, so it ``accepts`` the strategies made for
-SceneFunRI (``direct``, ``spoe``, ``cot``, ...), and ``sim`` answers them offline from the
-truth those strategies put on every request.
+directory). Its instances hold an image, an instruction and a box, as SceneFunRI's do, so it
+``accepts`` every box strategy (``direct``, ``spoe``, ``cot``, ...), and ``sim`` answers
+them offline from the truth those strategies put on every request.
 
 The score of one trajectory, for a predicted box ``p`` and the hidden block's box ``t`` in a
 ``w`` x ``h`` image, with ``c(b)`` a box's centre:
@@ -27,7 +27,7 @@ from typing import Any
 
 from unseen.engine.benchmark import BenchmarkError, Plan, RunRequest
 from unseen.engine.box import Box
-from unseen.engine.types import Instance, RunConfig
+from unseen.engine.types import BOX_INSTANCES, Instance, RunConfig
 from unseen.strategies import build
 
 from .data import FILE, load
@@ -51,9 +51,9 @@ def score(instance: Instance, prediction: Any) -> dict[str, float]:
 class Pointing:
     name = "pointing"  # run.json's "benchmark", the entry point's name, the views' name
     summary = "point at a block hidden behind one of two or three screens (hit, dist)"
-    # instances with an image, an instruction and a box: every SceneFunRI strategy reads them
-    # (StrategySpec.benchmark "scenefunri"), as would one made for this benchmark alone
-    accepts = frozenset({"scenefunri", "pointing"})
+    # instances with an image, an instruction and a box: every box strategy reads them
+    # (StrategySpec.benchmark BOX_INSTANCES), as would one made for this benchmark alone
+    accepts = frozenset({BOX_INSTANCES, "pointing"})
 
     def claims(self, data: Path) -> bool:
         """A folder holding ``pointing.jsonl``, or that file: ``--data`` alone then names

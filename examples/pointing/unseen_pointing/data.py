@@ -7,7 +7,8 @@ checking every line, and fingerprints it (a rerun into the same run directory mu
 same data).
 
 An instance has SceneFunRI's shape (an image, ``text["instruction"]``, ``truth["box"]``),
-which is what every box strategy reads: that is why the benchmark ``accepts`` "scenefunri".
+which is what every box strategy reads: that is why the benchmark ``accepts``
+``BOX_INSTANCES``.
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from unseen.evals.director import analyze as an
-from unseen.evals.director.analyze import AnalysisError, analyze, analyze_run, load_run
-from unseen.evals.director.plots import plot_analysis as plot
-from unseen.evals.director.stats import Comparison, bh, round_half_away, share_interval
-from unseen.evals.director.study import Design
-from unseen.evals.director.tables import end, pct, render, tex
+from unseen.evals.director.analysis import analyze as an
+from unseen.evals.director.analysis.analyze import AnalysisError, analyze, analyze_run, load_run
+from unseen.evals.director.analysis.plots import plot_analysis as plot
+from unseen.evals.director.analysis.shown import end, pct, tex
+from unseen.evals.director.analysis.stats import Comparison, bh, round_half_away, share_interval
+from unseen.evals.director.analysis.tables import render
+from unseen.evals.director.study.design import Design
 
 N_BOOT = 200  # enough for the tests; the default is the paper's 2000
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unseen.evals.director.coding.agreement import cohen_kappa, kappa_interval
-from unseen.evals.director.coding.codebook import (
+from unseen.evals.director.task.codebook import (
     CodesError,
     batch_prompt,
     codebook,
@@ -117,7 +117,7 @@ def test_kappa_interval_brackets_the_estimate_and_is_seeded():
 
 def test_the_codebook_quotes_each_request_exactly_as_the_prompts_state_it():
     # the issue: the codebook said "Please move the largest block", which no prompt says
-    from unseen.evals.director.prompts import REQUESTS, build
+    from unseen.evals.director.task.prompts import REQUESTS, build
 
     for second in (False, True):
         text = codebook(second)

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from helpers import run_tiny_study, tiny_design
 
-from unseen.director_code import run_coding
+from unseen.commands.director_code import run_coding
 from unseen.engine.journal import JOURNAL, iter_records
-from unseen.evals.director.analyze import analyze_run
+from unseen.evals.director.analysis.analyze import analyze_run
 from unseen.evals.director.coding.items import (
     ITEMS_FILE,
     CodingError,
@@ -17,7 +17,7 @@ from unseen.evals.director.coding.items import (
     select,
 )
 from unseen.evals.director.coding.report import render, summarize
-from unseen.evals.director.traces import read_trace
+from unseen.evals.director.sim.traces import read_trace
 
 DESIGN = tiny_design(
     "tiny-traces", samples=2, seed=5, n=6, batches={"b1": ["mean", "move", "move/novis"]},
@@ -243,7 +243,7 @@ def _fill(sheet: Path, out: Path, wrong: frozenset = frozenset()) -> None:
     the readings of the ids in ``wrong`` changed."""
     import csv
 
-    from unseen.evals.director.parse import parse_reply
+    from unseen.evals.director.task.parse import parse_reply
 
     rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
     with out.open("w", newline="", encoding="utf-8") as fh:

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from unseen.evals.director.geometry import OBox, segments_hit, verdict, visual_angle
-from unseen.evals.director.layout import (
+from unseen.evals.director.scenes.geometry import OBox, segments_hit, verdict, visual_angle
+from unseen.evals.director.scenes.layout import (
     MARGIN,
     RATIO_MIN,
     Block,

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from unseen.director import run_study
-from unseen.director_code import run_coding
-from unseen.evals.director.analyze import analyze, analyze_run
+from unseen.commands.director_code import run_coding
+from unseen.commands.director_run import run_study
+from unseen.evals.director.analysis.analyze import analyze, analyze_run
+from unseen.evals.director.analysis.tables import to_dict
 from unseen.evals.director.coding.report import summarize
-from unseen.evals.director.paper_picks import Pick, find
-from unseen.evals.director.paper_tables import layouts
-from unseen.evals.director.study import Design, SetSpec, load_design
-from unseen.evals.director.tables import to_dict
-from unseen.evals.director.verdicts import changed
+from unseen.evals.director.paper.picks import Pick, find
+from unseen.evals.director.paper.tables import layouts
+from unseen.evals.director.paper.verdicts import changed
+from unseen.evals.director.study.design import Design, SetSpec, load_design
 
 N_BOOT = 200
 # every table and figure the paper's text describes, by its number
@@ -98,7 +98,7 @@ def test_a_simulated_paper_run_gives_every_numbered_table_and_figure(paper_run, 
 def test_the_numbered_tables_fit_the_terminal(paper_run):
     from rich.console import Console
 
-    from unseen.evals.director.paper_tables import _apart, plan, render
+    from unseen.evals.director.paper.tables import _apart, plan, render
 
     a = analyze_run(paper_run, n_boot=N_BOOT)
     lays = layouts(a, summarize(paper_run))
@@ -130,8 +130,8 @@ def test_the_numbered_tables_fit_the_terminal(paper_run):
 
 @pytest.mark.slow
 def test_md_latex_and_drop_apparent(paper_run, run_main, tmp_path):
-    from unseen.evals.director.paper_tables import render
-    from unseen.evals.director.verdicts import render as render_verdicts
+    from unseen.evals.director.paper.tables import render
+    from unseen.evals.director.paper.verdicts import render as render_verdicts
 
     full = analyze_run(paper_run, n_boot=N_BOOT)
     lays = layouts(full, summarize(paper_run))

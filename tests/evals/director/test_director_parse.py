@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from unseen.evals.director.parse import parse_reply
+from unseen.evals.director.task.parse import parse_reply
 
 MOVE = {"block": "int"}
 BOTH = {"visible": "ints", "block": "int"}

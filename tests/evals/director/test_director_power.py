@@ -9,14 +9,13 @@ from rich.table import Table
 from scipy.special import expit
 
 from unseen.engine.types import Instance
-from unseen.evals.director import power as P
-from unseen.evals.director import power_report as PR
-from unseen.evals.director import respondent as R
-from unseen.evals.director.fast_gee import fast_compare
-from unseen.evals.director.measures import score
-from unseen.evals.director.prompts import conditions
-from unseen.evals.director.stats import compare
-from unseen.evals.director.study import Design
+from unseen.evals.director.analysis import power as P
+from unseen.evals.director.analysis import power_report as PR
+from unseen.evals.director.analysis.stats import compare
+from unseen.evals.director.sim import respondent as R
+from unseen.evals.director.study.design import Design
+from unseen.evals.director.task.measures import score
+from unseen.evals.director.task.prompts import conditions
 
 
 def _design(text: str, n: int = 12, samples: int = 5) -> Design:
@@ -69,27 +68,27 @@ def _data(rng, G, unbalanced, lo=-2.0, effect=1.5, sd=1.0):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_fast_compare_is_stats_compare(seed):
+def test_the_fast_fit_is_statsmodels_fit(seed):
     rng = np.random.default_rng(seed)
     G = int(rng.integers(4, 60))
     y, x, s = _data(rng, G, unbalanced=seed % 2 == 1, lo=[-2.0, -5.0][seed % 4 == 2])
-    a, b = compare(y, x, s), fast_compare(y, x, s)
+    a, b = compare(y, x, s), compare(y, x, s, fast=True)
     assert a.method == b.method
     for f in ("diff", "low", "high", "p", "share0", "share1"):
         assert getattr(b, f) == pytest.approx(getattr(a, f), abs=1e-8)
     assert (a.n, a.G, a.df) == (b.n, b.G, b.df)
 
 
-def test_fast_compare_takes_the_bound_and_paired_estimators_and_raises_alike():
+def test_the_fast_path_takes_the_bound_and_paired_estimators_and_raises_alike():
     x = np.tile([0, 1], 20)
     s = np.repeat(np.arange(20), 2)
-    bound = fast_compare(np.tile([0, 1], 20), x, s)
+    bound = compare(np.tile([0, 1], 20), x, s, fast=True)
     assert bound.method == "bound" and bound == compare(np.tile([0, 1], 20), x, s)
     y = np.zeros(40, dtype=int)
     y[[1, 5, 9]] = 1
-    assert fast_compare(y, x, s).method == "paired"
+    assert compare(y, x, s, fast=True).method == "paired"
     with pytest.raises(ValueError):
-        fast_compare([0, 1, 1, 0], [0, 1, 0, 1], [0, 0, 1, 1])
+        compare([0, 1, 1, 0], [0, 1, 0, 1], [0, 0, 1, 1], fast=True)
 
 
 # --- knobs -------------------------------------------------------------------------------------

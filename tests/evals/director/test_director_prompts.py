@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from unseen.evals.director.prompts import (
+from unseen.evals.director.task.prompts import (
     INSERTS,
     PARTS,
     QUESTIONS,

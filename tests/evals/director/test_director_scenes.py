@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from unseen.evals.director.layout import Block, Layout, make_layout, make_set
-from unseen.evals.director.scenes import (
+from unseen.evals.director.scenes.layout import Block, Layout, make_layout, make_set
+from unseen.evals.director.scenes.render import (
     CUBE0,
     DIGIT0,
     SceneError,
@@ -17,7 +17,7 @@ from unseen.evals.director.scenes import (
     render_scene,
     scene_meshes,
 )
-from unseen.evals.director.sets import build_set
+from unseen.evals.director.scenes.sets import build_set
 from unseen.renderers.raster import render
 
 SMALL = (320, 240)

@@ -9,12 +9,12 @@ import pytest
 from unseen.backends import make_backend
 from unseen.backends.sim import PROFILES, parse_sim_spec
 from unseen.engine.types import Message, Request, TextPart
-from unseen.evals.director import respondent as R
-from unseen.evals.director import simulated as S
-from unseen.evals.director.oracle import DirectorTruth, SceneKey
-from unseen.evals.director.parse import parse_reply
-from unseen.evals.director.prompts import build, conditions
-from unseen.evals.director.strategy import FIELD_TYPES
+from unseen.evals.director.sim import respondent as R
+from unseen.evals.director.sim import simulated as S
+from unseen.evals.director.task.oracle import DirectorTruth, SceneKey
+from unseen.evals.director.task.parse import parse_reply
+from unseen.evals.director.task.prompts import build, conditions
+from unseen.evals.director.task.strategy import FIELD_TYPES
 
 # a main-set key: the hidden block 7 carries the largest digit; 9 is the largest-digit visible
 # block, not the director-view block (5); 2 is another visible block

@@ -12,11 +12,12 @@ from helpers import key_answer, tiny_design
 
 from unseen.api import parse_backend
 from unseen.backends import sim
-from unseen.director import run_study
+from unseen.commands.director_run import run_study
 from unseen.engine.types import Instance
-from unseen.evals.director.measures import rows, score
-from unseen.evals.director.runner import StudyError, plan_calls
-from unseen.evals.director.study import DesignError, load_design
+from unseen.evals.director.analysis.rows import rows
+from unseen.evals.director.study.design import DesignError, load_design
+from unseen.evals.director.study.runner import StudyError, plan_calls
+from unseen.evals.director.task.measures import score
 
 TINY = tiny_design(
     samples=2, seed=3, n=4,
@@ -222,7 +223,7 @@ def test_measures_on_hand_worked_replies():
 
 def _plan(design, names, scenes):
     from unseen.backends import connect
-    from unseen.evals.director.runner import scene_sets
+    from unseen.evals.director.study.runner import scene_sets
     from unseen.strategies import build
 
     sets = scene_sets(design, ["main"], scenes, progress=False)
@@ -292,7 +293,7 @@ def test_a_model_no_batch_asks_is_refused(tmp_path, tiny, scenes):
     text = TINY.replace('name = "q"\n', 'name = "q"\nmodels = ["gpt-x"]\n')
     path = tmp_path / "d.toml"
     path.write_text(text, encoding="utf-8")
-    # a bare sim would play gpt-x (unseen.director.sim_in_every_place); a named one may not
+    # a bare sim would play gpt-x (unseen.commands.director_run.sim_in_every_place); a named one may not
     with pytest.raises(StudyError, match="model 'gpt-q'.*NAME=sim"):
         run_study(load_design(path), ["gpt-q=sim"], tmp_path / "r", scenes=scenes,
                   progress=False)
@@ -301,7 +302,7 @@ def test_a_model_no_batch_asks_is_refused(tmp_path, tiny, scenes):
 def test_missing_scene_images_are_a_clear_error(tmp_path, tiny, scenes):
     import shutil
 
-    from unseen.evals.director.dataset import SceneSetError, load_scenes
+    from unseen.evals.director.scenes.dataset import SceneSetError, load_scenes
 
     copy = tmp_path / "main"
     shutil.copytree(scenes / "main", copy)

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from unseen.backends import make_backend
 from unseen.engine.types import Message, Request, TextPart
-from unseen.evals.director import respondent as R
-from unseen.evals.director import simulated as S
-from unseen.evals.director import traces as T
-from unseen.evals.director.coding.codebook import READINGS, SEES, Codes
-from unseen.evals.director.oracle import DirectorTruth, SceneKey
-from unseen.evals.director.prompts import build
+from unseen.evals.director.sim import respondent as R
+from unseen.evals.director.sim import simulated as S
+from unseen.evals.director.sim import traces as T
+from unseen.evals.director.task.codebook import READINGS, SEES, Codes
+from unseen.evals.director.task.oracle import DirectorTruth, SceneKey
+from unseen.evals.director.task.prompts import build
 
 # a main-set key: the hidden block 7 is the largest on the table; 5 is the director-view block,
 # 9 the largest-digit visible block, 2 another visible block

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unseen.evals.scenefunri.build import (
+from unseen.evals.scenefunri.data.build import (
     FRAME_RULE,
     BuildParams,
     BuildSummary,
@@ -18,8 +18,8 @@ from unseen.evals.scenefunri.build import (
     select,
     visibility,
 )
-from unseen.evals.scenefunri.scenefun3d import write_visit
-from unseen.evals.scenefunri.scenefun3d_types import (
+from unseen.evals.scenefunri.data.scenefun3d import write_visit
+from unseen.evals.scenefunri.data.scenefun3d_types import (
     Annotation,
     Description,
     Frame,
@@ -239,7 +239,7 @@ def test_cli_build_and_a_malformed_scan(tmp_path, run_main):
 def test_review_decisions_survive_a_rebuild(tmp_path, run_main):
     """`unseen data review` keeps decisions by instance id in review.jsonl; a rebuild into
     the same folder keeps them, and a rejected instance stays out of instances.jsonl."""
-    from unseen.evals.scenefunri.review import Build, Decision
+    from unseen.evals.scenefunri.data.review import Build, Decision
 
     root, _ = knob_scene(tmp_path)
     out = tmp_path / "o"

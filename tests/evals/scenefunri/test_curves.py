@@ -6,8 +6,8 @@ import pytest
 
 import unseen
 from unseen.engine.box import Box
-from unseen.evals.scenefunri.curves import curves, sparkline
 from unseen.evals.scenefunri.metrics import dist
+from unseen.evals.scenefunri.report.curves import curves, sparkline
 from unseen.strategies.spoe import halving_regions
 
 
@@ -92,7 +92,7 @@ def test_curve_json_carries_the_direct_line(run_dir, run_main):
     """Each row carries its model's direct result, the paper's dashed line."""
     code, out, _ = run_main(["curve", str(run_dir), "--format", "json"])
     rows = json.loads(out)
-    direct = unseen.evals.scenefunri.curves.direct_baselines([run_dir])
+    direct = unseen.evals.scenefunri.report.curves.direct_baselines([run_dir])
     assert code == 0 and rows
     for r in rows:
         assert r["direct"] == direct[r["model"]]
@@ -163,7 +163,7 @@ def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path)
     from unseen.engine.graph import Iterates, Parsed, StrategyState, ask_node
     from unseen.engine.types import ImagePart, Message, Request, TextPart
     from unseen.strategies import strategy
-    from unseen.strategies.direct import box_oracle, read_box
+    from unseen.strategies.kit import box_truth, read_box
 
     class P(BaseModel):
         rounds: int = 2
@@ -174,7 +174,7 @@ def test_only_strategies_that_declare_iteration_take_part(sample_data, tmp_path)
             inst = state["instance"]
             return Request(messages=[Message(role="user", parts=[
                 ImagePart(path=inst.image), TextPart(text=f"round {state.get('t', 0)}")])],
-                oracle=box_oracle(state))
+                oracle=box_truth(inst))
 
         def parse(state, backend, reply):
             inst = state["instance"]
@@ -230,7 +230,7 @@ def failing_runs(sample_data, tmp_path_factory):
 def test_the_curve_at_T_is_the_table(failing_runs, rule):
     """An unanswered trajectory is scored as the table scores it, so the last iteration of
     the curve and the table's row agree on every metric."""
-    from unseen.evals.scenefunri.report import summarize
+    from unseen.evals.scenefunri.report.summary import summarize
 
     run_dir = failing_runs / rule
     assert len(_failed_late(_records(run_dir))) >= 3
@@ -273,7 +273,7 @@ def test_the_curve_at_T_is_the_table_for_a_confidence_stop(sample_data, tmp_path
     """spoe:tau stops with the region as it was before the unsure step; that step's region
     is that one, so the curve scores what the trajectory answers (it read the region the
     model had picked: Dist 60.0 against the table's 70.5 on one run)."""
-    from unseen.evals.scenefunri.report import summarize
+    from unseen.evals.scenefunri.report.summary import summarize
 
     run_dir = tmp_path / "tau"
     unseen.run(sample_data, ["spoe:T=4,tau=0.9"], ["sim"], out=run_dir, cache=False,

@@ -83,7 +83,7 @@ def test_unreadable_image(folder):
 
 
 def test_find_instance_reads_one_line(folder):
-    from unseen.evals.scenefunri.dataset import find_instance
+    from unseen.evals.scenefunri.data.dataset import find_instance
 
     # the other line names a missing image: only the line asked for is validated
     write(folder, line(id="a"), line(id="b", image="gone.png"))

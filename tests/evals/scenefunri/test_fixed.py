@@ -19,7 +19,7 @@ from unseen.engine.types import Request
 from unseen.evals.scenefunri import load_dataset
 from unseen.evals.scenefunri.fixed import FRACS, folds, grid_box, learn, pixel_box
 from unseen.evals.scenefunri.metrics import aggregate, cacc, cacc_many, dist, dist_many
-from unseen.evals.scenefunri.stats import describe, render_stats
+from unseen.evals.scenefunri.report.dataset_card import describe, render_stats
 
 
 def write_folder(root, rows, size=(100, 100)):

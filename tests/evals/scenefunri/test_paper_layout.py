@@ -11,9 +11,9 @@ import pytest
 
 import unseen
 from unseen.evals.scenefunri import render
-from unseen.evals.scenefunri.paper import paper_rows
-from unseen.evals.scenefunri.paper_layout import MISSING, matches, table2, table3
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.data.sample import write_test_set
+from unseen.evals.scenefunri.report.paper import paper_rows
+from unseen.evals.scenefunri.report.paper_layout import MISSING, matches, table2, table3
 
 QUOTED = paper_rows()
 
@@ -220,7 +220,7 @@ def internvl_runs(tmp_path_factory):
 
 
 def test_internvl3_5_lands_in_both_tables_internvl_rows(internvl_runs, run_main):
-    from unseen.evals.scenefunri.report import summarize
+    from unseen.evals.scenefunri.report.summary import summarize
 
     rows = summarize(internvl_runs)
     t2 = table2(rows, QUOTED)

@@ -16,15 +16,15 @@ from rich.console import Console
 import unseen
 from unseen.engine.rundir import RunDirError
 from unseen.evals.scenefunri import render, summarize
-from unseen.evals.scenefunri.bootstrap import (
+from unseen.evals.scenefunri.data.sample import write_test_set
+from unseen.evals.scenefunri.report.bootstrap import (
     bootstrap_ci,
     excludes_zero,
     instance_means,
     paired,
     resample_counts,
 )
-from unseen.evals.scenefunri.paper import NOTE, paper_rows
-from unseen.evals.scenefunri.sample import write_test_set
+from unseen.evals.scenefunri.report.paper import NOTE, paper_rows
 
 METRICS = ("cacc75", "cacc50", "miou", "dist")
 

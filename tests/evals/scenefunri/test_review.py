@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from human_driver import Person, stop
 
+from unseen.commands.data_review import serve_review
 from unseen.evals.scenefunri import load_dataset
-from unseen.evals.scenefunri.review import REVIEW_FILE, Build, Decision, carry_over
-from unseen.review import serve_review
+from unseen.evals.scenefunri.data.review import REVIEW_FILE, Build, Decision, carry_over
 
 
 @pytest.fixture

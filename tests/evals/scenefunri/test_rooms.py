@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from unseen.evals.scenefunri.rooms import (
+from unseen.evals.scenefunri.data.rooms import (
     MARGIN_FRAC,
     annot_id,
     build_visit,
@@ -15,7 +15,7 @@ from unseen.evals.scenefunri.rooms import (
     sample_scan,
     write_rooms,
 )
-from unseen.evals.scenefunri.scenefun3d import read_visit
+from unseen.evals.scenefunri.data.scenefun3d import read_visit
 from unseen.renderers.mesh import merge
 from unseen.renderers.rooms3d import LABELS, room_meshes
 

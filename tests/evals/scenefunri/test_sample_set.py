@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from unseen.evals.scenefunri import load_dataset
-from unseen.evals.scenefunri.build import FRAME_RULE, build
+from unseen.evals.scenefunri.data.build import FRAME_RULE, build
+from unseen.evals.scenefunri.data.rooms import write_rooms
+from unseen.evals.scenefunri.data.sample import SAMPLE_ROOMS, bundled_sample
 from unseen.evals.scenefunri.metrics import cacc
-from unseen.evals.scenefunri.rooms import write_rooms
-from unseen.evals.scenefunri.sample import SAMPLE_ROOMS, bundled_sample
-from unseen.evals.scenefunri.stats import describe
+from unseen.evals.scenefunri.report.dataset_card import describe
 
 
 def test_bundled_sample_holds_hidden_targets_from_eight_rooms():

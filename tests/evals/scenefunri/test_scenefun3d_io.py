@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from plyfile import PlyData
 
-from unseen.evals.scenefunri.scenefun3d import (
+from unseen.evals.scenefunri.data.scenefun3d import (
     list_visits,
     read_depth,
     read_mesh,
@@ -18,8 +18,7 @@ from unseen.evals.scenefunri.scenefun3d import (
     usable_annotations,
     write_visit,
 )
-from unseen.evals.scenefunri.scenefun3d_common import _angle_axis_to_matrix, _matrix_to_angle_axis
-from unseen.evals.scenefunri.scenefun3d_types import (
+from unseen.evals.scenefunri.data.scenefun3d_types import (
     Annotation,
     Description,
     FrameData,
@@ -27,6 +26,8 @@ from unseen.evals.scenefunri.scenefun3d_types import (
     SceneFun3DError,
     VideoData,
     VisitData,
+    angle_axis_to_matrix,
+    matrix_to_angle_axis,
 )
 
 VISIT, VIDEO = "420673", "42445198"
@@ -36,7 +37,7 @@ K = Intrinsics(W, H, 50.5, 51.25, 31.7, 23.9)
 
 def rot(axis, angle):
     a = np.asarray(axis, float)
-    return _angle_axis_to_matrix(a / np.linalg.norm(a) * angle)
+    return angle_axis_to_matrix(a / np.linalg.norm(a) * angle)
 
 
 def rigid(r, t):
@@ -163,12 +164,12 @@ def test_optional_files_absent(tmp_path, rng):
 
 
 def test_rodrigues_known_and_inverse(rng):
-    np.testing.assert_allclose(_angle_axis_to_matrix([0, 0, math.pi / 2]),
+    np.testing.assert_allclose(angle_axis_to_matrix([0, 0, math.pi / 2]),
                                [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-15)
     for a in [*rng.normal(size=(50, 3)), [math.pi, 0, 0], [0, 1e-13, 0], [0, 0, 0]]:
-        r = _angle_axis_to_matrix(a)
+        r = angle_axis_to_matrix(a)
         np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-12)
-        np.testing.assert_allclose(_angle_axis_to_matrix(_matrix_to_angle_axis(r)), r,
+        np.testing.assert_allclose(angle_axis_to_matrix(matrix_to_angle_axis(r)), r,
                                    atol=1e-12)
 
 
@@ -203,7 +204,7 @@ def test_traj_file_holds_world_to_camera(written):
     want = data.videos[0].frames[0]
     line = (vdir / "hires_poses.traj").read_text().splitlines()[0].split()
     assert line[0] == want.timestamp
-    w2c = rigid(_angle_axis_to_matrix([float(t) for t in line[1:4]]),
+    w2c = rigid(angle_axis_to_matrix([float(t) for t in line[1:4]]),
                 [float(t) for t in line[4:]])
     np.testing.assert_allclose(w2c @ want.camera_to_world, np.eye(4), atol=1e-9)
 

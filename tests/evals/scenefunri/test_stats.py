@@ -12,9 +12,9 @@ from PIL import Image
 
 import unseen
 from unseen.evals.scenefunri import load_dataset
+from unseen.evals.scenefunri.data.sample import bundled_sample
 from unseen.evals.scenefunri.metrics import aggregate
-from unseen.evals.scenefunri.sample import bundled_sample
-from unseen.evals.scenefunri.stats import (
+from unseen.evals.scenefunri.report.dataset_card import (
     StatsError,
     describe,
     quantile,

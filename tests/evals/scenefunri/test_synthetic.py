@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from unseen.evals.scenefunri.synthetic import AFFORDANCES, make_layouts, write_synthetic_set
+from unseen.evals.scenefunri.data.synthetic import AFFORDANCES, make_layouts, write_synthetic_set
 from unseen.renderers.flat_rooms import draw_room
 
 SIZE = (640, 480)

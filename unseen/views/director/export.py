@@ -4,7 +4,7 @@
 
 - a header: the design (name, description), the models (``SIMULATED`` where a simulated
   respondent answered), the replies and the scene sets;
-- the rates tables of :func:`evals.director.analyze.analyze_run`, per batch and scene set:
+- the rates tables of :func:`evals.director.analysis.analyze.analyze_run`, per batch and scene set:
   conditions × models, each measure's share with its [low, high] interval, and under each
   the hidden-block bars of :func:`plots.plot_analysis`;
 - the changes tables, per family (then the margin tests with their verdicts, then the
@@ -28,7 +28,7 @@ from typing import Any
 
 from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir, RunDirError, serving_lines
-from ...evals.director.analyze import (
+from ...evals.director.analysis.analyze import (
     MARGIN_GROUP,
     N_BOOT,
     Analysis,
@@ -36,9 +36,9 @@ from ...evals.director.analyze import (
     Change,
     analyze_run,
 )
-from ...evals.director.plots import plot_analysis as plot
-from ...evals.director.plots import slug as plot_slug
-from ...evals.director.tables import (
+from ...evals.director.analysis.plots import plot_analysis as plot
+from ...evals.director.analysis.plots import slug as plot_slug
+from ...evals.director.analysis.shown import (
     change_cells,
     group_title,
     legend,
@@ -176,7 +176,7 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions, result: Ex
 
 def _cost_html(a: Analysis) -> str:
     """What each real model's replies cost: replies, US dollars per reply and in all."""
-    from ...evals.director import costs as cost_rows
+    from ...evals.director.analysis import costs as cost_rows
 
     out = ["<div class=wrap><table>", "<thead><tr>",
            *(f"<th{' class=l' if j == 0 else ''}>{e(h)}</th>"

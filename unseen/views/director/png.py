@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
 from ...engine.types import Instance
-from ...renderers.strips import StripLayout, _wrap
+from ...renderers.strips import StripLayout, wrap_text
 from ...renderers.textures import font
 from ..common import record_who
 from ..select import NoMatch
@@ -107,7 +107,7 @@ def write_png(run_dir: str | Path | RunDir, scene: str, out: Path, *, strategy: 
     probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
     lines: list[tuple[str, tuple]] = []
     for text, color in png_text(run, r, inst):
-        lines += [(piece, color) for piece in _wrap(probe, text, f, panel - pad, 3)]
+        lines += [(piece, color) for piece in wrap_text(probe, text, f, panel - pad, 3)]
     height = max(img.height, len(lines) * line_h) + 2 * pad
     width = img.width + panel + 3 * pad
     canvas = Image.new("RGB", (width, height), "white")

@@ -18,8 +18,8 @@ from ...engine.journal import checked
 from ...engine.records import TrajectoryRecord
 from ...engine.rundir import Head, RunDir
 from ...engine.types import Instance
-from ...evals.director.dataset import SceneSetError, load_scenes
-from ...evals.director.measures import STUDY_FILE, model_names, read_study
+from ...evals.director.scenes.dataset import SceneSetError, load_scenes
+from ...evals.director.study.study_file import STUDY_FILE, model_names, read_study
 from ..select import NoMatch
 
 

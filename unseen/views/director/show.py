@@ -94,7 +94,7 @@ def _cost_parts(run: DirectorRun, records: list[TrajectoryRecord]) -> list[Rende
     human replies; ``no price`` for a model without one)."""
     from ...backends.prices import price_for
     from ...evals.costs import batched_specs, record_usage
-    from ...evals.director import costs as cost_rows
+    from ...evals.director.analysis import costs as cost_rows
 
     rows = cost_rows.model_costs(
         ({"model": run.model(r), "backend": r["backend"],
@@ -274,7 +274,7 @@ def fold_prompt(prompt: str, lines: int | None, width: int) -> str:
     """A Director prompt folded: its first paragraph, when it is the intro every condition
     shares, cut to one line; the rest (insert, stated line, questions, format) whole up to
     ``lines`` + 6 lines; ``lines`` None: all of it."""
-    from ...evals.director.prompts import templates
+    from ...evals.director.task.prompts import templates
 
     if lines is None:
         return fold(prompt, None, width)

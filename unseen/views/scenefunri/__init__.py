@@ -51,7 +51,7 @@ class SceneFunRIViews:
     def compare(self, runs: list[RunDir], options: CompareOptions, fmt: str,
                 width: int | None) -> str | RenderableType:
         from ...evals.scenefunri import render, summarize
-        from ...evals.scenefunri.paper import paper_rows
+        from ...evals.scenefunri.report.paper import paper_rows
 
         if fmt not in FORMATS:
             raise RunDirError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
@@ -65,7 +65,7 @@ class SceneFunRIViews:
 
     def curve(self, runs: list[RunDir], options: CurveOptions,
               notes: list[str]) -> str | RenderableType:
-        from ...evals.scenefunri.curves import (
+        from ...evals.scenefunri.report.curves import (
             CURVE_METRICS,
             curve_table,
             curves,
@@ -94,12 +94,12 @@ class SceneFunRIViews:
         return curve_table(rows, options.metric, base)
 
     def figure(self, runs: list[RunDir], options: FigureOptions) -> Any:
-        from ...evals.scenefunri.report import figure_cells
+        from ...evals.scenefunri.report.summary import figure_cells
         from ...renderers.figures import prediction_grid
 
         ids = options.instances
         if ids is None:
-            from ...evals.scenefunri.picks import instance_dist, pick
+            from ...evals.scenefunri.report.picks import instance_dist, pick
 
             if options.pick is None:
                 raise RunDirError("name the instances, or how to pick them (worst, best or "

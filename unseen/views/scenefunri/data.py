@@ -13,7 +13,7 @@ from ...engine.rundir import RunDir
 from ...engine.sanitize import shown_now
 from ...engine.types import Instance
 from ...engine.userfiles import iter_lines
-from ...evals.scenefunri.dataset import INSTANCES_FILE, DatasetError, find_instance
+from ...evals.scenefunri.data.dataset import INSTANCES_FILE, DatasetError, find_instance
 
 
 def data_of(run: RunDir) -> str:

@@ -19,16 +19,18 @@ from typing import Any
 from ...engine.journal import checked
 from ...engine.records import TrajectoryRecord
 from ...engine.rundir import RunDir
-from ...evals.scenefunri.cells import _costed, _usd, cost_note, serving_notes
-from ...evals.scenefunri.report import (
+from ...evals.scenefunri.report.cells import (
     METRIC_COLUMNS,
-    _fmt,
-    _interval,
-    _label,
-    _n,
-    run_records,
-    summarize,
+    cost_note,
+    fmt_num,
+    has_costs,
+    interval_text,
+    model_label,
+    n_cell,
+    serving_notes,
+    usd_text,
 )
+from ...evals.scenefunri.report.summary import run_records, summarize
 from ..common import ExportResult, banner, e, error_kind, fold_label, slug, strip_figure
 from ..protocol import ExportOptions, ExportPage, Section
 
@@ -48,33 +50,33 @@ def table_html(rows: list[dict[str, Any]]) -> str:
     head = ["model", "strategy", "n", "answered %"] + [
         _HEAD[m] + (" / Δ" if deltas else "") for m in METRIC_COLUMNS]
     head += ["calls/ inst", "in tok/ inst", "out tok/ inst", "s/ inst"]
-    costed = _costed(rows)
+    costed = has_costs(rows)
     if costed:
         head.append("USD/ inst")
     out = ['<div class=wrap><table class="summary">', "<thead><tr>"]
     out += [f'<th{" class=l" if h in ("model", "strategy") else ""}>{e(h)}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for r in rows:
-        cells = [f"<td class='l text'>{e(_label(r))}</td>",
+        cells = [f"<td class='l text'>{e(model_label(r))}</td>",
                  f"<td class='l text'>{e(fold_label(r['strategy']))}</td>",
-                 f"<td>{e(_n(r))}</td>", f"<td>{e(_fmt(r.get('answered'), 1))}</td>"]
+                 f"<td>{e(n_cell(r))}</td>", f"<td>{e(fmt_num(r.get('answered'), 1))}</td>"]
         for m in METRIC_COLUMNS:
-            cell = (f"<td class=m>{e(_fmt(r.get(m)))}<br><span class=ci>"
-                    f"{e(_interval(r, m))}</span>")
+            cell = (f"<td class=m>{e(fmt_num(r.get(m)))}<br><span class=ci>"
+                    f"{e(interval_text(r, m))}</span>")
             d = r.get(f"delta_{m}")
             if d is not None:
                 sig = " sig" if r.get(f"delta_{m}_sig") else ""
                 star = "*" if sig else ""
-                cell += (f"<span class='d{sig}'>Δ {e(_fmt(d, sign=True))}{star}</span>"
-                         f"<span class=ci>{e(_interval(r, f'delta_{m}'))}</span>")
+                cell += (f"<span class='d{sig}'>Δ {e(fmt_num(d, sign=True))}{star}</span>"
+                         f"<span class=ci>{e(interval_text(r, f'delta_{m}'))}</span>")
             out_cell = cell + "</td>"
             cells.append(out_cell)
         for key, digits in (("calls", 2), ("input_tokens", 0), ("output_tokens", 0),
                             ("seconds", 2)):
-            cells.append(f"<td>{e(_fmt(r.get(key), digits))}</td>")
+            cells.append(f"<td>{e(fmt_num(r.get(key), digits))}</td>")
         if costed:  # per instance, and in all under it
-            total = _usd(r, "cost_total_usd") if r.get("cost_total_usd") is not None else ""
-            cells.append(f"<td class=m>{e(_usd(r))}"
+            total = usd_text(r, "cost_total_usd") if r.get("cost_total_usd") is not None else ""
+            cells.append(f"<td class=m>{e(usd_text(r))}"
                          + (f"<br><span class=ci>Σ {e(total)}</span>" if total else "") + "</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
@@ -93,7 +95,7 @@ def _table_notes(rows: list[dict[str, Any]]) -> str:
                      "paired-bootstrap interval excludes 0.")
     if any(r.get("kind") == "rule" for r in rows):
         notes.append("(rule): a fixed reference rule (baseline:...), no model.")
-    if _costed(rows):
+    if has_costs(rows):
         notes.append(cost_note(rows) + ".")
     notes += [line + "." for line in serving_notes(rows)]
     return f'<p class=note>{e(" ".join(notes))}</p>'
@@ -108,7 +110,7 @@ def _outcome(rec: TrajectoryRecord) -> tuple[str, bool]:
 
 
 def _dataset(run: RunDir) -> tuple[dict[str, Any], str]:
-    from ...evals.scenefunri.dataset import DatasetError, load_dataset
+    from ...evals.scenefunri.data.dataset import DatasetError, load_dataset
 
     data = run.config.data if run.config is not None else ""
     if not data:
@@ -193,7 +195,7 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
 
 
 def _curves(runs: list[RunDir], img: Path, result: ExportResult) -> list[Section]:
-    from ...evals.scenefunri.curves import curves, direct_baselines
+    from ...evals.scenefunri.report.curves import curves, direct_baselines
 
     crows = curves(runs, ceiling=True)
     if not crows:

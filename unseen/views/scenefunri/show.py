@@ -32,7 +32,8 @@ from ...engine.records import StepRecord, TrajectoryRecord
 from ...engine.rundir import Head, RunDir, who
 from ...engine.types import Instance
 from ...evals.scenefunri.metrics import score
-from ...evals.scenefunri.report import box_checked, render, summarize
+from ...evals.scenefunri.report.formats import render
+from ...evals.scenefunri.report.summary import box_checked, summarize
 from ...renderers.strips import Tile, draw_result, strip
 from ...renderers.terminal import cell_size
 from ..common import (

@@ -35,7 +35,7 @@ def dist_track(record: TrajectoryRecord, truth: list[float], size: tuple[int, in
     """Dist ×100 of the region after each iteration t (t = 0: the full image), by the rule
     of ``curves()``: a trajectory that stopped early keeps its last region, one that failed
     scores as unanswered from there (no Dist under ``skip``: the track ends there)."""
-    from ...evals.scenefunri.curves import iterates_of, iteration_regions, trajectory_scores
+    from ...evals.scenefunri.report.curves import iterates_of, iteration_regions, trajectory_scores
 
     w, h = size
     found = iterates_of(record, [])
@@ -51,7 +51,7 @@ def dist_track(record: TrajectoryRecord, truth: list[float], size: tuple[int, in
 
 
 def spark_text(label: str, values: list[float]) -> str:
-    from ...evals.scenefunri.curves import sparkline
+    from ...evals.scenefunri.report.curves import sparkline
 
     if not values:
         return f"{label}: —"
@@ -114,7 +114,7 @@ class SceneFunRITui(StepsTui):
                     background_key=(str(self.run.path), model, strategy))
 
     def _group_curve(self, model: str, strategy: str) -> Text:
-        from ...evals.scenefunri.curves import curves
+        from ...evals.scenefunri.report.curves import curves
 
         with self._lock:
             if self._curves is None:
@@ -129,7 +129,7 @@ class SceneFunRITui(StepsTui):
 
     def _track(self, row: TuiRow, record: TrajectoryRecord, inst, size) -> Text | None:
         if row.iterative and inst and size and inst.get("box"):
-            from ...evals.scenefunri.curves import unanswered_rule
+            from ...evals.scenefunri.report.curves import unanswered_rule
 
             return Text(spark_text("Dist ×100 per t", dist_track(
                 record, inst["box"], size, unanswered_rule(self.run))))

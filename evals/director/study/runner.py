@@ -1,0 +1,117 @@
+"""Running a Director study: every batch's calls, in one seeded random order per model.
+
+A call is (model, batch, condition, scene, sample); its trajectory key names all five, so a
+rerun into the same directory skips what is done. Each batch's calls for one model are
+shuffled with a generator seeded by (design seed, model, batch): the conditions a comparison
+sets against each other are sampled together, as in the paper (§3 "Batches"). Models run
+side by side (their calls interleaved), each at its backend's own concurrency.
+
+The run directory holds ``run.json`` (engine config), ``study.json`` (the design, the
+backends with the model names the design uses, the scene sets and their fingerprints),
+``trajectories.jsonl`` and, unless ``--scenes`` points elsewhere, ``scenes/<set>/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any
+
+from ....engine.errors import UnseenError
+from ....engine.runner import WorkItem, trajectory_key
+from ....engine.types import Instance
+from ..scenes.dataset import load_scenes
+from ..scenes.files import SCENES_FILE
+from ..scenes.sets import build_set
+from .design import Design
+from .study_file import STUDY_FILE, read_study
+
+
+class StudyError(UnseenError, ValueError):
+    """A study that cannot start: no batch for a model, a run directory of another study."""
+
+
+def scene_sets(design: Design, names: Sequence[str], root: Path,
+               progress: bool = True) -> dict[str, tuple[list[Instance], str]]:
+    """Each named set from ``root/<set>``, rendered there first when it is not."""
+    out = {}
+    for name in names:
+        folder = root / name
+        if not (folder / SCENES_FILE).is_file():
+            build_set(name, folder, n=design.set_size(name), seed=design.scene_seed,
+                      size=design.pixels, progress=progress)
+        instances, fingerprint = load_scenes(folder)
+        want = design.set_size(name)
+        if len(instances) < want:
+            raise StudyError(f"{folder} holds {len(instances)} scenes; the design asks {want}")
+        if (got := {(i.width, i.height) for i in instances[:want]}) != {design.pixels}:
+            sizes = ", ".join(f"{w}x{h}" for w, h in sorted(got))
+            raise StudyError(f"{folder} holds scenes of {sizes}; the design asks {design.size} "
+                             "(set size in the design, or render the scenes at its size)")
+        out[name] = (instances[:want], fingerprint)
+    return out
+
+
+def plan_calls(design: Design, backends: list, names: list[str], specs: dict,
+               sets: dict[str, tuple[list[Instance], str]]) -> list[WorkItem]:
+    """Every call of the study, each model's batches shuffled, models interleaved."""
+    per_model: list[list[WorkItem]] = []
+    for b_index, (backend, model) in enumerate(zip(backends, names, strict=True)):
+        calls: list[WorkItem] = []
+        for batch in design.batches:
+            block = []
+            for s_index, cond in enumerate(batch.conditions_for(model)):
+                spec = specs[(batch.name, cond)]
+                for set_name in batch.sets:
+                    for i, inst in enumerate(sets[set_name][0]):
+                        for sample in range(design.samples):
+                            key = trajectory_key(inst.id, spec.label, backend.spec, sample)
+                            block.append(WorkItem(key, inst, spec, backend, sample,
+                                                  (b_index, s_index, i)))
+            random.Random(f"{design.seed}/{model}/{batch.name}").shuffle(block)  # §3 "Batches"
+            calls += block
+        per_model.append(calls)
+    return [item for group in zip_longest(*per_model) for item in group if item is not None]
+
+
+def fingerprint(sets: dict[str, tuple[list[Instance], str]]) -> str:
+    blob = json.dumps({k: v[1] for k, v in sorted(sets.items())})
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def check_same_design(out: Path, design: Design) -> dict | None:
+    """The study record already in ``out`` (None if none); StudyError if it is of another
+    design (checked before any scene is rendered)."""
+    path = out / STUDY_FILE
+    if not path.is_file():
+        return None
+    old = read_study(path)
+    if old["design"] != design.model_dump(by_alias=True):
+        raise StudyError(f"{out} holds a run of another design ({old['design']['name']!r} "
+                         "or an edited one); choose another --out")
+    return old
+
+
+def study_record(out: Path, design: Design, source: str, described: list[dict],
+                 sets: dict, scenes_root: Path) -> dict:
+    """``study.json``: the design, the backends with the design's model names (those of
+    earlier invocations kept), the scene sets with their fingerprints."""
+    record: dict[str, Any] = {
+        "design": design.model_dump(by_alias=True), "design_source": source,
+        "backends": described,
+        "scenes": {k: {"path": str((scenes_root / k).resolve()), "fingerprint": v[1],
+                       "n": len(v[0])} for k, v in sets.items()},
+    }
+    old = check_same_design(out, design)
+    if old is not None:
+        for k, v in old.get("scenes", {}).items():
+            if k in record["scenes"] and v["fingerprint"] != record["scenes"][k]["fingerprint"]:
+                raise StudyError(f"{out} was run on other {k!r} scenes; choose another --out")
+        known = {b["spec"] for b in record["backends"]}
+        record["backends"] = [b for b in old["backends"] if b["spec"] not in known] + record["backends"]
+        record["scenes"] = {**old.get("scenes", {}), **record["scenes"]}
+    return record
