@@ -27,7 +27,7 @@ from helpers import read_journal, run_tiny_study, tiny_design
 import unseen
 from unseen import run_study_async
 from unseen.api import run_async
-from unseen.evals.director.study import load_design
+from unseen.evals.director.study.design import load_design
 
 
 @pytest.fixture(autouse=True)

@@ -32,7 +32,7 @@ def _whole(text: str, out: str) -> list[str]:
 def test_power_cells_fold_at_words_at_80_columns(run_main, monkeypatch):
     """The cells folded mid-word ("block-coun" / "t", "director-v" / "iew") and a coverage's
     "±" went apart from its standard error; now a cell folds at spaces and after hyphens."""
-    from unseen.evals.director.study import TRACE_MEASURES, load_design
+    from unseen.evals.director.study.design import TRACE_MEASURES, load_design
 
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run_main(["director", "power", "quick", "--reps", "10"])

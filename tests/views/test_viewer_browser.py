@@ -139,7 +139,7 @@ async def test_the_runs_list_on_a_phone(browser, sample_data, director_scenes, t
     from helpers import tiny_design
 
     from unseen import run_study
-    from unseen.evals.director.study import load_design
+    from unseen.evals.director.study.design import load_design
 
     runs = tmp_path / "runs"  # under the names `unseen run` gives
     await run_async(sample_data, ["direct", "spoe"], ["sim", "sim:director-strong"],
