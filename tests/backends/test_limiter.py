@@ -167,14 +167,30 @@ def test_a_rate_limited_provider_slows_the_run_and_run_json_says_so(fp, sample_d
 
 
 def test_fixed_concurrency_keeps_its_limit(fp, sample_data, tmp_path, monkeypatch):
+    import threading
+
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    fp.default = Reply('{"box": [100, 200, 300, 400]}', delay=0.02)
+    # the server holds each request until six wait at once (or 10 s pass), so the count
+    # says how many the client had in flight, whatever the machine's speed
+    cond, waiting, most, opened = threading.Condition(), [0], [0], [False]
+
+    def gate(rec):
+        with cond:
+            waiting[0] += 1
+            most[0] = max(most[0], waiting[0])
+            opened[0] = opened[0] or waiting[0] >= 6
+            cond.notify_all()
+            cond.wait_for(lambda: opened[0], timeout=10)
+            waiting[0] -= 1
+        return Reply('{"box": [100, 200, 300, 400]}')
+
+    fp.default = gate
     unseen.run(sample_data, ["direct"], ["openai:gpt-4o"], base_url=fp.openai_base_url,
                out=tmp_path / "r", limit=12, cache=False, progress=False, concurrency=6,
                adaptive=False)
     desc = json.loads((tmp_path / "r" / "run.json").read_text())["backends"][0]
     assert "concurrency_course" not in desc
-    assert fp.max_in_flight == 6  # all six from the first call, no slow start
+    assert most[0] == 6  # all six from the first call, no slow start
 
 
 def test_each_server_of_a_backend_adapts_alone(sample_data, tmp_path):
