@@ -52,7 +52,7 @@ def build_tiny_vlm(folder: Path) -> Path:
     tokens by its generation config (random weights almost never emit EOS)."""
     from unseen.backends.tiny_vlm import build_tiny_vlm as build
 
-    return build(folder, arch="qwen2-vl", dtype="bfloat16")
+    return build(folder, dtype="bfloat16")
 
 
 def free_port() -> int:
