@@ -4,8 +4,9 @@ Written against vLLM 0.31 (the ``vllm`` extra pins 0.31.x, the version the Direc
 served its open models with). Each request goes straight into ``AsyncLLM.generate``, so it
 joins the engine's continuous batch the moment it arrives; scheduling, tensor and data
 parallelism and Ray across nodes are vLLM's own, set by engine arguments in the spec
-(vllm_args.py). Every step does what vLLM's OpenAI-compatible server does with the same
-request, so ``vllm-local`` and the ``vllm`` backend answer alike:
+(vllm_args.py). Backends of the same model and engine arguments in one event loop share one
+engine. Every step does what vLLM's OpenAI-compatible server does with the same request, so
+``vllm-local`` and the ``vllm`` backend answer alike:
 
 - messages: the OpenAI chat messages the ``vllm`` backend sends (images as data URLs), rendered
   by the engine's renderer with the model's own chat template, as ``LLM.chat`` does
