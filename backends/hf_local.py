@@ -128,6 +128,7 @@ class HFLocal(BaseBackend):
         self.capabilities = Capabilities(logprobs=True, reasoning=think)
         self._model: Any = None
         self._processor: Any = None
+        self._template_vars: frozenset[str] | None = None
         self._defaults: dict[str, Any] = {}
         self._eos: set[int] = set()
         self._served: dict[str, Any] = {}
@@ -175,12 +176,12 @@ class HFLocal(BaseBackend):
 
     def _load(self) -> None:
         import transformers
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers import AutoModelForImageTextToText
 
         proc_args = {k: v for k, v in self.load_args.items()
                      if k in ("revision", "trust_remote_code")}
         pixels = {k: v for k, v in self.image.resize().items() if k != "factor"}
-        processor = AutoProcessor.from_pretrained(self.model, **proc_args, **pixels)
+        processor = load_processor(self.model, **proc_args, **pixels)
         model = AutoModelForImageTextToText.from_pretrained(self.model, **self.load_args)
         model.eval()
         tokenizer = getattr(processor, "tokenizer", processor)
@@ -198,6 +199,7 @@ class HFLocal(BaseBackend):
             "model": self.model, "commit": commit, "architecture": type(model).__name__,
             "dtype": str(model.dtype).removeprefix("torch."), "device": str(model.device),
             "transformers": transformers.__version__}.items() if v is not None}
+        self._template_vars = template_variables(getattr(processor, "chat_template", None))
         self._processor, self._model = processor, model
 
     # ------------------------------------------------------------------- calls
@@ -232,6 +234,10 @@ class HFLocal(BaseBackend):
             conversation.append({"role": m.role, "content": content})
         kw = chat_template_kwargs(request.decoding.reasoning_effort, self.enable_thinking)
         kw.pop("continue_final_message")
+        # only what the template reads: transformers 5 takes any other keyword for the
+        # processor's own (processor_kwargs=) and warns on every call
+        used = self._template_vars
+        kw = {k: v for k, v in kw.items() if used is None or k in used or k == "add_generation_prompt"}
         try:
             text = self._processor.apply_chat_template(conversation, tokenize=False, **kw)
         except Exception as exc:  # a template that refuses these messages: the request's fault
@@ -318,6 +324,64 @@ class HFLocal(BaseBackend):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._worker
         self._model = self._processor = None
+
+
+def template_variables(template: Any) -> frozenset[str] | None:
+    """The variables a Jinja chat template reads, or None where that cannot be told (no
+    template, several, or one this Jinja cannot parse): then every chat-template kwarg goes."""
+    if not isinstance(template, str):
+        return None
+    try:
+        from jinja2 import meta
+        from jinja2.ext import loopcontrols
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        env = ImmutableSandboxedEnvironment(extensions=[loopcontrols])
+        return frozenset(meta.find_undeclared_variables(env.parse(template)))
+    except Exception:
+        return None
+
+
+def image_only(cls: Any) -> Any:
+    """The transformers processor class ``cls`` without its video processor, which needs
+    torchvision (transformers 5's ``BaseVideoProcessor``): image prompts only, through the
+    processor's own ``__call__``. Named as ``cls``, so it saves as ``cls``."""
+
+    class ImageOnly(cls):
+        @classmethod
+        def get_attributes(klass) -> list[str]:
+            return [a for a in super().get_attributes() if a != "video_processor"]
+
+        @classmethod
+        def from_args_and_dict(klass, args: Any, processor_dict: dict[str, Any], **kw: Any) -> Any:
+            rest = {k: v for k, v in processor_dict.items() if k != "video_processor"}
+            return super().from_args_and_dict(args, rest, **kw)
+
+    ImageOnly.__name__ = ImageOnly.__qualname__ = cls.__name__
+    return ImageOnly
+
+
+def load_processor(model: str, **kwargs: Any) -> Any:
+    """``AutoProcessor``'s processor of ``model``; where torchvision is missing and the model's
+    processor wants a video processor (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), the same processor
+    without it (:func:`image_only`), its images through transformers' PIL image processor."""
+    import transformers
+    from transformers import AutoProcessor
+    from transformers.utils import is_torchvision_available
+
+    try:
+        return AutoProcessor.from_pretrained(model, **kwargs)
+    except Exception as exc:
+        if is_torchvision_available():
+            raise
+        try:
+            settings, _ = transformers.ProcessorMixin.get_processor_dict(model, **kwargs)
+            cls = getattr(transformers, settings.get("processor_class") or "", None)
+        except Exception:
+            cls = None
+        if cls is None or "video_processor" not in cls.get_attributes():
+            raise exc from None
+        return image_only(cls).from_pretrained(model, **kwargs)
 
 
 def load_transformers() -> None:

@@ -1,16 +1,17 @@
 """A tiny random-weight vision-language model, built on this machine: nothing is downloaded.
 
-A transformers config of a few layers, a byte-level BPE tokenizer trained on the spot on the
-project's own prompts, the architecture's image processor and a cut-down Qwen2-VL chat
-template, saved to a folder that ``hf:``, ``vllm-local:`` and ``vllm serve`` load like any
-checkpoint. Its answers are nonsense, but the processor, template and generate path are the
-real ones. Two architectures (:data:`ARCHS`):
+A Qwen2-VL config of a few layers (Qwen2VLForConditionalGeneration), a byte-level BPE
+tokenizer trained on the spot on the project's own prompts, Qwen2-VL's processor and a
+cut-down Qwen2-VL chat template, saved to a folder that ``hf:``, ``vllm-local:`` and ``vllm
+serve`` load like any checkpoint. Its answers are nonsense, but the processor, template and
+generate path are the real ones.
 
-- ``qwen2-vl`` (Qwen2VLForConditionalGeneration): what the GPU and device checks run. Its
-  processor in transformers 5 holds a video processor, which needs torchvision;
-- ``llava`` (LlavaForConditionalGeneration: a CLIP vision tower, a Qwen2 language model): the
-  same tokenizer and template with an image-only processor, for machines without torchvision
-  (a CPU build of torch from a file cannot import PyPI's torchvision): CI's.
+Qwen2-VL's processor in transformers 5 holds a video processor, which needs torchvision;
+where torchvision does not import (CI: a CPU build of torch from a file cannot import PyPI's
+torchvision, whose compiled ops need torch's CUDA libraries), the folder gets transformers'
+PIL image processor and the processor without its video half (``hf_local.image_only``),
+with the video processor's settings written beside it so a machine with torchvision loads
+the whole processor.
 
 ``<think>`` and ``</think>`` are ordinary (non-special) tokens, as in Qwen3's tokenizer, so a
 decode that skips special tokens keeps them and a reasoning parser still sees them.
@@ -45,8 +46,6 @@ MAX_PATCHES = 64
 MAX_NEW_TOKENS = 32
 VOCAB = 2000
 HEADS = 4
-#: the LLaVA tower's square input: 4 x 4 patches of 14 pixels, 16 image tokens
-LLAVA_SIDE = 56
 
 
 def corpus() -> list[str]:
@@ -57,30 +56,22 @@ def corpus() -> list[str]:
     return texts + ['{"box": [12, 345, 678, 901]}', '{"choice": "A"}', "A B C 0123456789"]
 
 
-def _tokenizer(image_token: str):
+def _tokenizer():
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    specials = SPECIALS + ([image_token] if image_token not in SPECIALS else [])
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     bpe.train_from_iterator(corpus(), trainers.BpeTrainer(
-        vocab_size=VOCAB, special_tokens=specials,
+        vocab_size=VOCAB, special_tokens=SPECIALS,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     bpe.add_tokens([AddedToken(t, special=False, normalized=False) for t in THINK])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        additional_special_tokens=specials[1:])
-    tokenizer.chat_template = template(image_token)
+        additional_special_tokens=SPECIALS[1:])
+    tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
-
-
-def template(image_token: str) -> str:
-    """The chat template with this image placeholder (Qwen2-VL's, or LLaVA's ``<image>``)."""
-    qwen = "<|vision_start|><|image_pad|><|vision_end|>"
-    return CHAT_TEMPLATE if image_token == "<|image_pad|>" else CHAT_TEMPLATE.replace(
-        qwen, image_token)
 
 
 def _text_config(tokenizer, hidden: int, layers: int) -> dict:
@@ -99,19 +90,9 @@ def _text_config(tokenizer, hidden: int, layers: int) -> dict:
 
 
 def _qwen2_vl(hidden: int, layers: int):
-    # needs torchvision: transformers declares it only where torchvision is installed
-    import transformers
-    from transformers import (
-        Qwen2VLConfig,
-        Qwen2VLForConditionalGeneration,
-        Qwen2VLImageProcessor,
-        Qwen2VLProcessor,
-    )
-    # declared by transformers only where torchvision is installed, so mypy on a machine
-    # without it cannot see the name (and reports a multi-line import on its first line)
-    video_processor = transformers.Qwen2VLVideoProcessor  # type: ignore[attr-defined,unused-ignore]
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
 
-    tokenizer = _tokenizer("<|image_pad|>")
+    tokenizer = _tokenizer()
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIALS}
     text = _text_config(tokenizer, hidden, layers)
     config = Qwen2VLConfig(
@@ -124,66 +105,45 @@ def _qwen2_vl(hidden: int, layers: int):
     )
     config.architectures = ["Qwen2VLForConditionalGeneration"]
     # small images: at most MAX_PATCHES merged patches each, well inside the context
-    images = Qwen2VLImageProcessor(min_pixels=8 * 28 * 28, max_pixels=MAX_PATCHES * 28 * 28)
-    processor = Qwen2VLProcessor(image_processor=images, tokenizer=tokenizer,
-                                 video_processor=video_processor(),
-                                 chat_template=tokenizer.chat_template)
+    pixels = {"min_pixels": 8 * 28 * 28, "max_pixels": MAX_PATCHES * 28 * 28}
+    if has_torchvision():
+        import transformers
+
+        # declared by transformers only where torchvision is installed, so mypy on a machine
+        # without it cannot see the names
+        images = transformers.Qwen2VLImageProcessor(**pixels)  # type: ignore[attr-defined,unused-ignore]
+        videos = transformers.Qwen2VLVideoProcessor()  # type: ignore[attr-defined,unused-ignore]
+        processor = Qwen2VLProcessor(image_processor=images, tokenizer=tokenizer,
+                                     video_processor=videos, chat_template=tokenizer.chat_template)
+    else:  # transformers' PIL image processor, and the processor without its video half
+        from transformers import Qwen2VLImageProcessorPil
+
+        from .hf_local import image_only
+
+        processor = image_only(Qwen2VLProcessor)(
+            image_processor=Qwen2VLImageProcessorPil(**pixels), tokenizer=tokenizer,
+            chat_template=tokenizer.chat_template)
     return Qwen2VLForConditionalGeneration, config, processor, tokenizer
 
 
-def _llava(hidden: int, layers: int):
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-        Qwen2Config,
-    )
-
-    tokenizer = _tokenizer("<image>")
-    text = _text_config(tokenizer, hidden, layers)
-    text.pop("rope_parameters")  # plain rotary: mrope is Qwen2-VL's
-    side = LLAVA_SIDE
-    vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
-                              num_attention_heads=4, image_size=side, patch_size=14)
-    config = LlavaConfig(vision_config=vision, text_config=Qwen2Config(**text),
-                         # the config takes it (its __init__ reads **kwargs); mypy sees
-                         # transformers' declared signature only
-                         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),  # type: ignore[call-arg]
-                         vision_feature_layer=-1, vision_feature_select_strategy="default")
-    config.architectures = ["LlavaForConditionalGeneration"]
-    images = CLIPImageProcessor(size={"shortest_edge": side},
-                                crop_size={"height": side, "width": side})
-    processor = LlavaProcessor(image_processor=images, tokenizer=tokenizer, patch_size=14,
-                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
-                               chat_template=tokenizer.chat_template, image_token="<image>")
-    return LlavaForConditionalGeneration, config, processor, tokenizer
-
-
-ARCHS = {"qwen2-vl": _qwen2_vl, "llava": _llava}
-
-
-def default_arch() -> str:
-    """``qwen2-vl`` where torchvision imports (its processor needs it), else ``llava``."""
+def has_torchvision() -> bool:
+    """Whether torchvision imports here (a build that does not match this torch does not)."""
     try:
         import torchvision  # noqa: F401
-    except Exception:  # absent, or a build that does not match this torch
-        return "llava"
-    return "qwen2-vl"
+    except Exception:
+        return False
+    return True
 
 
-def build_tiny_vlm(folder: Path, *, arch: str | None = None, hidden: int = 64, layers: int = 2,
-                   dtype: str = "float32", max_new_tokens: int | None = MAX_NEW_TOKENS) -> Path:
-    """A random-weight model of ``arch`` (:data:`ARCHS`; :func:`default_arch` when None), its
-    tokenizer and processor saved under ``folder``; seeded, so the same weights each time;
-    ``max_new_tokens`` goes into its generation config."""
+def build_tiny_vlm(folder: Path, *, hidden: int = 64, layers: int = 2, dtype: str = "float32",
+                   max_new_tokens: int | None = MAX_NEW_TOKENS) -> Path:
+    """The random-weight model, its tokenizer and processor saved under ``folder``; seeded, so
+    the same weights each time; ``max_new_tokens`` goes into its generation config."""
+    import json
+
     import torch
 
-    arch = arch or default_arch()
-    if arch not in ARCHS:
-        raise ValueError(f"unknown tiny architecture {arch!r}; known: {', '.join(ARCHS)}")
-    cls, config, processor, tokenizer = ARCHS[arch](hidden, layers)
+    cls, config, processor, tokenizer = _qwen2_vl(hidden, layers)
     torch.manual_seed(0)
     model = cls(config).to(getattr(torch, dtype))
     gen = model.generation_config
@@ -195,4 +155,9 @@ def build_tiny_vlm(folder: Path, *, arch: str | None = None, hidden: int = 64, l
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    saved = folder / "processor_config.json"
+    settings = json.loads(saved.read_text())
+    if "video_processor" not in settings:  # built without torchvision: its defaults, by name
+        settings["video_processor"] = {"video_processor_type": "Qwen2VLVideoProcessor"}
+        saved.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
     return folder

@@ -4,8 +4,9 @@ Written against vLLM 0.31 (the ``vllm`` extra pins 0.31.x, the version the Direc
 served its open models with). Each request goes straight into ``AsyncLLM.generate``, so it
 joins the engine's continuous batch the moment it arrives; scheduling, tensor and data
 parallelism and Ray across nodes are vLLM's own, set by engine arguments in the spec
-(vllm_args.py). Every step does what vLLM's OpenAI-compatible server does with the same
-request, so ``vllm-local`` and the ``vllm`` backend answer alike:
+(vllm_args.py). Backends of the same model and engine arguments in one event loop share one
+engine. Every step does what vLLM's OpenAI-compatible server does with the same request, so
+``vllm-local`` and the ``vllm`` backend answer alike:
 
 - messages: the OpenAI chat messages the ``vllm`` backend sends (images as data URLs), rendered
   by the engine's renderer with the model's own chat template, as ``LLM.chat`` does
@@ -25,6 +26,7 @@ request, so ``vllm-local`` and the ``vllm`` backend answer alike:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
@@ -54,6 +56,23 @@ REPLY_ARGS = ("revision", "code_revision", "tokenizer", "tokenizer_revision", "t
               "hf_overrides", "generation_config", "override_generation_config", "seed",
               "kv_cache_dtype", "trust_remote_code", "served_model_name")
 INSTALL = "vllm-local needs vLLM 0.31: pip install 'unseen[vllm]' (on a machine with a GPU)"
+#: request ids unique across the backends that share an engine
+_IDS = itertools.count(1)
+
+
+@dataclass
+class _Shared:
+    """An engine started by one backend and used by every backend of the same model and
+    engine arguments in the same event loop (the engine's output loop runs there)."""
+
+    engine: Any
+    loop: asyncio.AbstractEventLoop
+    users: int
+
+
+#: running engines by model and engine arguments: a second backend (a Director study after a
+#: SceneFunRI run in one process, two names for one model) loads no second copy
+_ENGINES: dict[str, _Shared] = {}
 
 
 @dataclass(frozen=True)
@@ -169,7 +188,7 @@ class VLLMLocal(BaseBackend):
         self._defaults: dict[str, Any] = {}
         self._tokenizer: Any = None
         self._parsers: dict[str, Any] = {}
-        self._ids = itertools.count(1)
+        self._key = json.dumps([self.model, self.engine_args], sort_keys=True, default=str)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "engine_args": self.engine_args}
@@ -189,24 +208,31 @@ class VLLMLocal(BaseBackend):
         return ident
 
     async def ready(self) -> None:
-        """Start the engine on first use (Reliable calls this outside the per-call timeout).
+        """Start the engine on first use (Reliable calls this outside the per-call timeout),
+        or take the running one of the same model and engine arguments in this event loop.
         It is built in the event loop, as vLLM's server builds it, so loading a model holds
         the loop; a failed start is kept and every call gets it as a typed config error."""
         if self._engine is not None:
             return
         if self._start_error is not None:
             raise self._start_error
+        loop = asyncio.get_running_loop()
+        shared = _ENGINES.get(self._key)
         # a parent that touched CUDA cannot fork the engine's process (vllm-project/vllm#9469)
         os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
         try:
-            args = self.api.AsyncEngineArgs(model=self.model, **self.engine_args)
-            engine = self.api.AsyncLLM.from_engine_args(args)
+            if shared is None or shared.loop is not loop:
+                args = self.api.AsyncEngineArgs(model=self.model, **self.engine_args)
+                shared = _Shared(self.api.AsyncLLM.from_engine_args(args), loop, users=0)
+            engine = shared.engine
             self._defaults = dict(engine.model_config.get_diff_sampling_param() or {})
             self._tokenizer = engine.get_tokenizer()
         except Exception as exc:
             self._start_error = ProviderError(
                 "config", f"vLLM could not start {self.model}: {type(exc).__name__}: {exc}")
             raise self._start_error from exc
+        shared.users += 1
+        _ENGINES[self._key] = shared
         self._engine = engine
 
     def sampling_params(self, request: Request) -> Any:
@@ -250,7 +276,7 @@ class VLLMLocal(BaseBackend):
                 extra = {"reasoning_ended": parser.is_reasoning_end(prompt_ids),
                          "reasoning_parser_kwargs": {"chat_template_kwargs": kw}}
             async for out in engine.generate(engine_input, self.sampling_params(request),
-                                             f"unseen-{next(self._ids)}", **extra):
+                                             f"unseen-{next(_IDS)}", **extra):
                 final = out
         except ProviderError:
             raise
@@ -299,9 +325,18 @@ class VLLMLocal(BaseBackend):
         return self._tokenizer.decode([token_id]) if self._tokenizer is not None else ""
 
     async def aclose(self) -> None:
-        if self._engine is not None:
-            self._engine.shutdown()
-            self._engine = None
+        """Let go of the engine; the last backend using it shuts it down."""
+        if self._engine is None:
+            return
+        shared = _ENGINES.get(self._key)
+        if shared is not None and shared.engine is self._engine:
+            shared.users -= 1
+            if shared.users > 0:
+                self._engine = None
+                return
+            del _ENGINES[self._key]
+        self._engine.shutdown()
+        self._engine = None
 
 
 def folder_fingerprint(folder: str) -> str:

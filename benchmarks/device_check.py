@@ -28,14 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    from unseen.backends.tiny_vlm import build_tiny_vlm, default_arch
+    from unseen.backends.tiny_vlm import build_tiny_vlm, has_torchvision
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = "bfloat16" if device == "cuda" else "float32"
     work = Path(tempfile.mkdtemp(prefix="unseen-device-check-"))
     t0 = time.perf_counter()
-    model = build_tiny_vlm(work / "tiny-vlm", arch=default_arch(), dtype=dtype)
-    print(f"tiny model ({default_arch()}, {dtype}) built in {time.perf_counter() - t0:.1f} s; "
+    model = build_tiny_vlm(work / "tiny-qwen2-vl", dtype=dtype)
+    processor = "" if has_torchvision() else ", image-only processor: no torchvision"
+    print(f"tiny model (qwen2-vl, {dtype}{processor}) built in {time.perf_counter() - t0:.1f} s; "
           f"torch {torch.__version__}, device {device}"
           + (f" ({torch.cuda.get_device_name(0)})" if device == "cuda" else ""))
     spec = f"hf:{model},device_map={device},dtype={dtype},box_format=norm1000,batch_size=16"

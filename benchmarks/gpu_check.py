@@ -4,11 +4,12 @@ Builds a Qwen2-VL-style vision-language model with random weights entirely on th
 (a transformers config of a few layers, a BPE tokenizer trained on the spot on the project's
 own prompts, the Qwen2-VL image processor), saved to a temporary folder: nothing is
 downloaded. Then it runs `direct` and `spoe` over the bundled SceneFunRI sample and one
-Director condition (`move`) through `vllm-local` (vLLM in this process) and through `vllm:`
-against a `vllm serve` subprocess on the same folder, and prints, for each, the calls per
-second and whether every reply parsed or failed as a typed error. Random weights answer
-nonsense, so most replies fail to parse: the check is that each failure is typed (a parse
-failure or a provider error), never a crash or an untyped error.
+Director condition (`move`) through `vllm-local` (vLLM in this process: one engine serves
+both studies) and through `vllm:` against one `vllm serve` subprocess on the same folder, and
+prints, for each, the calls per second and whether every reply parsed or failed as a typed
+error. Random weights answer nonsense, so most replies fail to parse: the check is that each
+failure is typed (a parse failure or a provider error), never a crash or an untyped error.
+Both engines start with spawned workers and without FlashInfer's sampler (:data:`ENV`).
 
 Without a GPU or without vLLM it says so in one line and exits 0.
 
@@ -19,6 +20,8 @@ Without a GPU or without vLLM it says so in one line and exits 0.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -52,13 +55,38 @@ def build_tiny_vlm(folder: Path) -> Path:
     tokens by its generation config (random weights almost never emit EOS)."""
     from unseen.backends.tiny_vlm import build_tiny_vlm as build
 
-    return build(folder, arch="qwen2-vl", dtype="bfloat16")
+    return build(folder, dtype="bfloat16")
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+#: the environment both engines start in, where the user set none of these: spawned workers (a
+#: parent that touched CUDA cannot fork, vllm-project/vllm#9469), no FlashInfer sampler (the
+#: wheel ships it as source, compiled at start-up: minutes), fewer log lines
+ENV = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_USE_FLASHINFER_SAMPLER": "0",
+       "VLLM_LOGGING_LEVEL": "WARNING"}
+
+
+def engine_env() -> dict[str, str]:
+    """This process's environment with :data:`ENV` where it sets none of those."""
+    return {**ENV, **os.environ}
+
+
+@contextlib.contextmanager
+def check_environment():
+    """:data:`ENV` in this process's environment where it sets none of those, for the
+    engine vLLM starts here (its workers inherit them); taken out again afterwards."""
+    added = [k for k in ENV if k not in os.environ]
+    os.environ.update({k: ENV[k] for k in added})
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 # the reasoning parser too: the tiny tokenizer has <think> and </think>
@@ -77,7 +105,8 @@ def start_server(model: Path, log: Path) -> tuple[subprocess.Popen, str]:
            "--limit-mm-per-prompt", json.dumps(ENGINE["limit_mm_per_prompt"]),
            "--reasoning-parser", ENGINE["reasoning_parser"],
            "--override-generation-config", json.dumps(CAP)]
-    proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            env=engine_env())
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
@@ -114,25 +143,47 @@ def verdict(run_dir: Path, seconds: float) -> tuple[str, bool]:
     return line, ok
 
 
-def run_all(spec: str, out: Path, limit: int) -> list[tuple[str, str, bool]]:
-    """direct and spoe on the sample set, and the Director condition `move`, through ``spec``."""
-    import unseen
-    from unseen.commands.director_run import run_study
+def run_all(spec: str, out: Path, limit: int, *, hold: bool = False
+            ) -> list[tuple[str, str, bool]]:
+    """direct and spoe on the sample set, and the Director condition `move`, through ``spec``,
+    in one event loop; ``hold``: one backend held open across both, so vllm-local starts one
+    engine and both studies' backends use it."""
+    return asyncio.run(run_all_async(spec, out, limit, hold=hold))
+
+
+async def run_all_async(spec: str, out: Path, limit: int, *, hold: bool = False
+                        ) -> list[tuple[str, str, bool]]:
+    from unseen import run_study_async
+    from unseen.api import run_async
+    from unseen.backends import make_backend
+    from unseen.engine.backend import ProviderError
     from unseen.evals.director.study.design import Design
 
-    results = []
-    t0 = time.perf_counter()
-    unseen.run(None, ["direct", "spoe:T=3"], [spec], out=out / "scenefunri", limit=limit,
-               cache=False, progress=False, timeout_s=300, max_attempts=2)
-    results.append(("direct + spoe", *verdict(out / "scenefunri", time.perf_counter() - t0)))
-    design = Design.model_validate({"name": "gpu-check", "size": "512x384",
-                                    "sets": {"main": {"n": max(2, limit // 2)}},
-                                    "batch": [{"name": "b", "conditions": ["move"]}]})
-    t0 = time.perf_counter()
-    run_study(design, [spec], out / "director", progress=False, cache=False, timeout_s=300,
-              max_attempts=2)
-    results.append(("director move", *verdict(out / "director", time.perf_counter() - t0)))
-    return results
+    held = make_backend(spec) if hold else None
+    try:
+        if held is not None:
+            try:
+                await held.ready()
+            except ProviderError as exc:  # each study would start it again: minutes each
+                return [(what, f"the engine did not start: {exc}", False)
+                        for what in ("direct + spoe", "director move")]
+        results = []
+        t0 = time.perf_counter()
+        await run_async(None, ["direct", "spoe:T=3"], [spec], out=out / "scenefunri",
+                        limit=limit, cache=False, progress=False, timeout_s=300,
+                        max_attempts=2)
+        results.append(("direct + spoe", *verdict(out / "scenefunri", time.perf_counter() - t0)))
+        design = Design.model_validate({"name": "gpu-check", "size": "512x384",
+                                        "sets": {"main": {"n": max(2, limit // 2)}},
+                                        "batch": [{"name": "b", "conditions": ["move"]}]})
+        t0 = time.perf_counter()
+        await run_study_async(design, [spec], out / "director", progress=False, cache=False,
+                              timeout_s=300, max_attempts=2)
+        results.append(("director move", *verdict(out / "director", time.perf_counter() - t0)))
+        return results
+    finally:
+        if held is not None:
+            await held.aclose()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,9 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tiny model: {model}")
     engine = ",".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
                       for k, v in ENGINE.items())
-    # the tiny model does not think: an empty think block, so qwen3's parser keeps the answer
-    rows = [("vllm-local", *r) for r in run_all(f"vllm-local:{model},{engine},enable_thinking=false",
-                                                 work / "local", args.limit)]
+    with check_environment():
+        # the tiny model does not think: an empty think block, so qwen3's parser keeps the
+        # answer and the grammar applies from the first token
+        rows = [("vllm-local", *r) for r in run_all(
+            f"vllm-local:{model},{engine},enable_thinking=false", work / "local", args.limit,
+            hold=True)]
     servers = [start_server(model, work / f"serve-{i}.log") for i in range(args.servers)]
     try:
         urls = ",".join(url for _, url in servers)
@@ -177,8 +231,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
-    os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
-    # the wheel ships FlashInfer's sampler as source, compiled at start-up: minutes
-    os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
     sys.exit(main())

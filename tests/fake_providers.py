@@ -4,7 +4,7 @@ It speaks just enough of two wire protocols for the REAL SDKs to work against
 ``127.0.0.1``:
 
 * OpenAI Chat Completions: ``POST /v1/chat/completions`` (and
-  ``/chat/completions``), ``GET /v1/models``. Point
+  ``/chat/completions``), ``GET /v1/models``, vLLM's ``GET /health``. Point
   ``openai.OpenAI(base_url=fp.openai_base_url, api_key="x", max_retries=0)`` at it.
 * OpenAI Responses: ``POST /v1/responses`` (and ``/responses``), same client. A
   :class:`Reply` becomes a ``response`` object: a ``reasoning`` output item when
@@ -472,6 +472,8 @@ class _Handler(BaseHTTPRequestHandler):
                      for name, fields in self.server.provider.models.items()]
             self.server.provider.models_calls += 1
             self._send_json(200, {"object": "list", "data": data})
+        elif path == "/health":  # vLLM's server: 200 and an empty body once it serves
+            self._send(200, b"")
         elif not fake_batches.route(self, "GET"):
             self._not_found()
 

@@ -16,161 +16,37 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import enum
+import importlib.machinery
 import io
+import json
+import os
 import re
 import sys
 import types
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field, make_dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
-from pydantic import BaseModel
-
-# vllm/engine/arg_utils.py (0.31.0): the public fields of EngineArgs, then AsyncEngineArgs' own
-ENGINE_ARGS_FILE = Path(__file__).parent / "data" / "vllm_0.31.0_engine_args.txt"
-ENGINE_ARG_FIELDS = tuple(line for line in ENGINE_ARGS_FILE.read_text().splitlines()
-                          if line and not line.startswith("#"))
-
-# --- vllm/engine/arg_utils.py -------------------------------------------------------------
-
-# AsyncEngineArgs: a dataclass of exactly these fields (EngineArgs' public ones in order, then
-# AsyncEngineArgs' own); every default is None here, vLLM's are its configs' defaults
-AsyncEngineArgs = make_dataclass(
-    "AsyncEngineArgs", [(name, Any, field(default=None)) for name in ENGINE_ARG_FIELDS])
-
-
-# --- vllm/sampling_params.py --------------------------------------------------------------
-
-
-RequestOutputKind = enum.Enum("RequestOutputKind", {"CUMULATIVE": 0, "DELTA": 1, "FINAL_ONLY": 2})
-
-
-@dataclass
-class StructuredOutputsParams:
-    json: str | dict | None = None
-    regex: str | None = None
-    choice: list[str] | None = None
-    grammar: str | None = None
-    json_object: bool | None = None
-    disable_any_whitespace: bool = False
-    disable_additional_properties: bool = False
-    whitespace_pattern: str | None = None
-    structural_tag: str | None = None
-
-    def __post_init__(self) -> None:  # as vLLM's: exactly one kind of constraint
-        kinds = (self.json, self.regex, self.choice, self.grammar, self.json_object,
-                 self.structural_tag)
-        if sum(k is not None for k in kinds) != 1:
-            raise VLLMValidationError("You must use exactly one kind of structured outputs constraint")
-
-
-@dataclass
-class SamplingParams:
-    """The fields the backend sets, with vLLM's defaults (``max_tokens`` 16 among them)."""
-
-    n: int = 1
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    repetition_penalty: float = 1.0
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    min_p: float = 0.0
-    seed: int | None = None
-    max_tokens: int | None = 16
-    logprobs: int | None = None
-    skip_special_tokens: bool = True
-    output_kind: RequestOutputKind = RequestOutputKind.CUMULATIVE
-    structured_outputs: StructuredOutputsParams | None = None
-
-
-# --- vllm/renderers/params.py -------------------------------------------------------------
-
-
-@dataclass
-class ChatParams:
-    chat_template: str | None = None
-    chat_template_content_format: str = "auto"
-    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
-    media_io_kwargs: dict[str, dict[str, Any]] | None = None
-    mm_processor_kwargs: dict[str, Any] | None = None
-    tool_choice: Any | None = None
-    response_format: Any | None = None
-
-
-@dataclass(frozen=True)
-class TokenizeParams:
-    add_special_tokens: bool = True
-
-    def with_kwargs(self, **tokenization_kwargs: Any) -> TokenizeParams:
-        return TokenizeParams(**{"add_special_tokens": self.add_special_tokens,
-                                 **tokenization_kwargs})
-
-
-# --- vllm/logprobs.py, vllm/outputs.py ----------------------------------------------------
-
-
-@dataclass
-class Logprob:
-    logprob: float
-    rank: int | None = None
-    decoded_token: str | None = None
-
-
-@dataclass
-class CompletionOutput:
-    index: int
-    text: str
-    token_ids: list[int]
-    cumulative_logprob: float | None
-    logprobs: list[dict[int, Logprob]] | None
-    routed_experts: Any = None
-    finish_reason: str | None = None
-    stop_reason: int | str | None = None
-
-
-class RequestOutput:
-    def __init__(self, request_id: str, prompt: str | None, prompt_token_ids: list[int] | None,
-                 prompt_logprobs: Any, outputs: list[CompletionOutput], finished: bool,
-                 **kwargs: Any):
-        self.request_id = request_id
-        self.prompt = prompt
-        self.prompt_token_ids = prompt_token_ids
-        self.prompt_logprobs = prompt_logprobs
-        self.outputs = outputs
-        self.finished = finished
-
-
-# --- vllm/exceptions.py, vllm/v1/engine/exceptions.py -------------------------------------
-
-
-class VLLMError(Exception): ...
-class VLLMClientError(VLLMError): ...
-class VLLMServerError(VLLMError): ...
-class VLLMValidationError(VLLMClientError): ...
-class GracefulHTTPError(VLLMError): ...
-class QueueOverflowError(GracefulHTTPError): ...
-class EngineDeadError(VLLMServerError): ...
-
-
-class EngineGenerateError(Exception):
-    """AsyncLLM.generate raises this for any unexpected failure, with an empty message and
-    the failure as its cause (vllm/v1/engine/async_llm.py: ``raise EngineGenerateError() from e``)."""
-
-
-# --- vllm/entrypoints/openai/chat_completion/protocol.py ----------------------------------
-
-
-class ChatCompletionRequest(BaseModel):  # the fields a reasoning parser may read
-    messages: list[Any]
-    model: str | None = None
-    chat_template_kwargs: dict[str, Any] | None = None
-    skip_special_tokens: bool = True
-    include_reasoning: bool = True
-
+from vllm_standin_types import (
+    ENGINE_ARG_FIELDS,
+    AsyncEngineArgs,
+    ChatCompletionRequest,
+    ChatParams,
+    CompletionOutput,
+    EngineDeadError,
+    EngineGenerateError,
+    GracefulHTTPError,
+    Logprob,
+    QueueOverflowError,
+    RequestOutput,
+    RequestOutputKind,
+    SamplingParams,
+    StructuredOutputsParams,
+    TokenizeParams,
+    VLLMError,
+    VLLMValidationError,
+)
 
 # --- the toy model --------------------------------------------------------------------------
 
@@ -209,6 +85,21 @@ def _image(url: str) -> Image.Image:
     return image
 
 
+def constrain(text: str, so: StructuredOutputsParams) -> str:
+    """What the toy model emits under a grammar: one of the ``choice`` strings (the one the
+    text starts with, else the first: the grammar forces a choice and ends there), ``json``
+    text that parses as it is (else ``{}``, the toy's forced object); other kinds untouched."""
+    if so.choice:
+        start = text.lstrip()
+        return next((c for c in so.choice if start.startswith(c)), so.choice[0])
+    if so.json is not None:
+        try:
+            json.loads(text)
+        except ValueError:
+            return "{}"
+    return text
+
+
 def render_template(conversation: list[dict[str, Any]], kw: dict[str, Any]) -> tuple[str, list]:
     """A Qwen-like chat template: a system line when ``reasoning_effort`` is set (so tests see
     it arrive), an empty think block when ``enable_thinking`` is False, as Qwen3's template."""
@@ -237,12 +128,26 @@ def render_template(conversation: list[dict[str, Any]], kw: dict[str, Any]) -> t
 
 
 class ModelConfig:
-    def __init__(self, max_model_len: int, generation_config: dict[str, Any]):
+    def __init__(self, max_model_len: int, generation_config: dict[str, Any],
+                 override_generation_config: dict[str, Any] | None = None,
+                 source: str | None = None):
         self.max_model_len = max_model_len
-        self._generation_config = generation_config
+        self._generation_config = generation_config  # the model's generation_config.json
+        self.override_generation_config = dict(override_generation_config or {})
+        self.generation_config = source or "auto"
 
     def get_diff_sampling_param(self) -> dict[str, Any]:
-        return dict(self._generation_config)
+        """As vLLM's (vllm/config/model.py ``ModelConfig.get_diff_sampling_param``): the
+        model's generation config (none for ``generation_config="vllm"``) updated by
+        ``override_generation_config``, its sampling keys only, ``max_new_tokens`` renamed
+        ``max_tokens``."""
+        config = {} if self.generation_config == "vllm" else dict(self._generation_config)
+        config.update(self.override_generation_config)
+        keys = ("repetition_penalty", "temperature", "top_k", "top_p", "min_p", "max_new_tokens")
+        diff = {k: config[k] for k in keys if config.get(k) is not None}
+        if "max_new_tokens" in diff:
+            diff["max_tokens"] = diff.pop("max_new_tokens")
+        return diff
 
 
 class Renderer:  # vllm/renderers/base.py BaseRenderer: chat messages to engine inputs
@@ -313,8 +218,13 @@ class AsyncLLM:
             raise world.fail_start
         self.engine_args = engine_args
         self.world = world
+        # the environment the engine started in (vLLM reads VLLM_* variables at start-up, and
+        # its worker processes inherit them)
+        self.env = {k: v for k, v in os.environ.items() if k.startswith("VLLM_")}
         self.model_config = ModelConfig(engine_args.max_model_len or 4096,
-                                        world.generation_config)
+                                        world.generation_config,
+                                        engine_args.override_generation_config,
+                                        engine_args.generation_config)
         self.tokenizer = ToyTokenizer()
         self.renderer = Renderer(self)
         self.renders: list[tuple] = []
@@ -346,15 +256,21 @@ class AsyncLLM:
             raise EngineDeadError("the engine was shut down")
         if not (isinstance(prompt, dict) and "type" in prompt):
             raise VLLMValidationError("the stand-in takes rendered engine inputs only")
-        self.requests.append({"request_id": request_id, "prompt": prompt,
-                              "params": sampling_params, "reasoning_ended": reasoning_ended,
-                              "reasoning_parser_kwargs": reasoning_parser_kwargs})
+        sent = {"request_id": request_id, "prompt": prompt, "params": sampling_params,
+                "reasoning_ended": reasoning_ended,
+                "reasoning_parser_kwargs": reasoning_parser_kwargs, "grammar_applied": False}
+        self.requests.append(sent)
         script = self.world.respond(prompt.get("prompt", ""), sampling_params)
         if isinstance(script, Exception):
             if isinstance(script, VLLMError | GracefulHTTPError):
                 raise script  # vLLM's own errors pass through
             raise EngineGenerateError() from script
-        ids = self.tokenizer.encode(script.text)
+        text = script.text
+        if sampling_params.structured_outputs is not None:
+            text, sent["grammar_applied"] = self._structured(
+                prompt["prompt_token_ids"], text, sampling_params.structured_outputs,
+                reasoning_ended, reasoning_parser_kwargs)
+        ids = self.tokenizer.encode(text)
         budget = sampling_params.max_tokens
         if budget is None:  # InputProcessor: up to the end of the context
             budget = self.model_config.max_model_len - len(prompt["prompt_token_ids"])
@@ -371,6 +287,31 @@ class AsyncLLM:
         finally:
             self.active.pop(request_id, None)  # an abort leaves the batch too
         yield self._output(request_id, prompt, ids, script, sampling_params, finish)
+
+    def _structured(self, prompt_ids: list[int], text: str, so: StructuredOutputsParams,
+                    ended: bool | None, parser_kwargs: dict[str, Any] | None
+                    ) -> tuple[str, bool]:
+        """The output under a grammar, and whether the grammar applied, as vLLM's engine
+        gates it on the end of reasoning (vllm/v1/structured_output/__init__.py,
+        ``StructuredOutputManager.should_fill_bitmask`` and ``should_advance``; a reasoner
+        built per request with its ``reasoning_parser_kwargs``, as
+        tests/v1/structured_output/test_reasoning_structured_output.py has it): with a
+        reasoning parser (the engine's ``reasoning_parser``), the grammar applies from the
+        first output token when the reasoning ended in the prompt (``reasoning_ended``, else
+        the parser's ``is_reasoning_end`` of the prompt), else only after the output's own
+        ``</think>``, and not at all when that never comes; without one, from the start."""
+        name = self.engine_args.reasoning_parser
+        if name:
+            reasoner = ReasoningParserManager.get_reasoning_parser(name)(
+                self.tokenizer, **(parser_kwargs or {}))
+            if ended is None:
+                ended = reasoner.is_reasoning_end(prompt_ids)
+            if not ended:
+                head, sep, tail = text.partition("</think>")
+                if not sep:  # reasoning never ended: no grammar at all
+                    return text, False
+                return head + sep + constrain(tail, so), True
+        return constrain(text, so), True
 
     async def _steps(self) -> None:
         while self.active:
@@ -474,6 +415,8 @@ class ReasoningParserManager:
 
 # --- vLLM's module names --------------------------------------------------------------------
 
+__all__ = ["ENGINE_ARG_FIELDS", "Logprob", "RequestOutputKind", "TokenizeParams"]
+
 MODULES: dict[str, dict[str, Any]] = {
     "vllm": {"__version__": "0.31.0"},
     "vllm.engine": {},
@@ -507,6 +450,8 @@ def install(monkeypatch) -> World:
     for name, attrs in MODULES.items():
         module = types.ModuleType(name)
         module.__path__ = []  # a package, so submodules resolve
+        # importlib.util.find_spec finds it, as it finds an installed vLLM
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
         for key, value in attrs.items():
             setattr(module, key, value)
         monkeypatch.setitem(sys.modules, name, module)

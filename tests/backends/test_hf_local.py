@@ -107,7 +107,8 @@ def image(instances):
 
 
 async def test_a_batch_answers_what_each_request_alone_answers(tiny, image):
-    """Left-padded batches: greedy replies in a batch of 3 are the replies of each alone."""
+    """Left-padded batches on Qwen2-VL (its mrope positions read the padding): greedy replies
+    in a batch of 3 prompts of different lengths are the replies of each alone."""
     batched = make_backend(f"hf:{tiny},box_format=norm1000")
     single = make_backend(f"hf:{tiny},box_format=norm1000,batch_size=1")
     reqs = [req("where is it?", image, temperature=0), req("pick A or B", temperature=0),
@@ -120,7 +121,7 @@ async def test_a_batch_answers_what_each_request_alone_answers(tiny, image):
     # random weights never reach EOS: the model's generation config caps them at 32 tokens
     assert all(r.usage.output_tokens == 32 and r.finish_reason == "length" for r in together)
     assert together[0].usage.input_tokens > together[1].usage.input_tokens  # image tokens
-    assert together[0].served["architecture"].endswith("ForConditionalGeneration")
+    assert together[0].served["architecture"] == "Qwen2VLForConditionalGeneration"
     assert together[0].served["device"] == "cpu" and "transformers" in together[0].served
     await batched.aclose()
     await single.aclose()
@@ -139,6 +140,70 @@ async def test_logprobs_and_caps_from_the_real_generate(tiny):
     await backend.aclose()
 
 
+def test_think_tags_are_not_special_in_the_tiny_tokenizer(tiny):
+    """A decode that skips special tokens (hf's, vLLM's default) keeps <think> and </think>,
+    so a reasoning parser still sees them; the chat tokens go."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny)
+    ids = tokenizer.encode("<think>plan</think>A<|im_end|>", add_special_tokens=False)
+    assert tokenizer.decode(ids, skip_special_tokens=True) == "<think>plan</think>A"
+    assert tokenizer.decode(ids, skip_special_tokens=False) == "<think>plan</think>A<|im_end|>"
+
+
+def test_qwen2_vl_processor_without_torchvision(tiny):
+    """transformers 5's Qwen2VLProcessor needs a video processor, which needs torchvision: hf
+    loads the same processor without it, images through the PIL image processor."""
+    import json
+
+    from transformers import AutoProcessor
+
+    from unseen.backends.hf_local import load_processor
+    from unseen.backends.tiny_vlm import has_torchvision
+
+    if has_torchvision():
+        pytest.skip("torchvision imports here: AutoProcessor loads the whole processor")
+    with pytest.raises(Exception, match="(?i)torchvision"):
+        AutoProcessor.from_pretrained(tiny)
+    processor = load_processor(str(tiny))
+    assert type(processor).__name__ == "Qwen2VLProcessor"
+    assert type(processor.image_processor).__name__ == "Qwen2VLImageProcessorPil"
+    assert not hasattr(processor, "video_processor")
+    # the folder names the video processor for a machine that has torchvision
+    saved = json.loads((tiny / "processor_config.json").read_text())
+    assert saved["video_processor"]["video_processor_type"] == "Qwen2VLVideoProcessor"
+    assert saved["image_processor"]["image_processor_type"] == "Qwen2VLImageProcessor"
+
+
+async def test_chat_template_gets_only_the_variables_it_reads(tiny):
+    """transformers 5.17 takes a keyword its template does not read for the processor's own
+    and logs a warning on every call; hf sends the template what it reads."""
+    import logging
+
+    from unseen.backends.hf_local import template_variables
+
+    assert template_variables("{{ a }}{% if b %}{{ c.d }}{% endif %}") == {"a", "b", "c"}
+    assert template_variables(None) is None
+    assert template_variables("{% generation %}x{% endgeneration %}") is None  # hf's own tag
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = Keep(logging.WARNING)
+    logging.getLogger("transformers").addHandler(handler)
+    backend = make_backend(f"hf:{tiny},box_format=norm1000")
+    try:
+        reply = await backend.complete(req("A or B?", reasoning_effort="low", max_tokens=2))
+    finally:
+        logging.getLogger("transformers").removeHandler(handler)
+        await backend.aclose()
+    assert reply.usage.output_tokens == 2
+    assert not [m for m in seen if "processor_kwargs" in m], seen
+
+
+@needs_torch
 async def test_a_failed_load_is_one_typed_config_error(tmp_path):
     from unseen.backends import Reliable
 

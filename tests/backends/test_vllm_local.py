@@ -265,7 +265,7 @@ async def test_sampling_follows_request_then_model_then_openai_defaults(world):
 
 
 async def test_model_max_new_tokens_caps_like_the_server(world):
-    world.generation_config = {"max_tokens": 7}  # get_diff_sampling_param's max_new_tokens
+    world.generation_config = {"max_new_tokens": 7}  # get_diff_sampling_param: max_tokens
     backend = backend_for()
     await backend.complete(req("a"))
     await backend.complete(req("b", max_tokens=3))
@@ -400,7 +400,8 @@ async def test_a_model_that_does_not_think_keeps_its_answer(world):
     plain = backend_for("reasoning_parser=qwen3", "enable_thinking=false")
     kept = await plain.complete(req("pick", reasoning_effort="low"))
     assert kept.text == '{"choice": "A"}' and kept.reasoning is None
-    (_, chat_params, _), = world.engines[1].renders
+    (engine,) = world.engines  # the same model and engine arguments: one engine
+    (_, chat_params, _) = engine.renders[1]
     assert chat_params.chat_template_kwargs["enable_thinking"] is False
     await thinking.aclose()
     await plain.aclose()
@@ -413,4 +414,81 @@ async def test_an_engine_generate_error_keeps_its_cause(world):
         await backend.complete(req("x"))
     assert info.value.kind == "server"
     assert "EngineGenerateError" in str(info.value) and "illegal memory access" in str(info.value)
+    await backend.aclose()
+
+
+async def test_the_grammar_applies_only_after_the_reasoning_ends(world):
+    """As vLLM's engine: with a reasoning parser, structured output constrains only what comes
+    after </think>; a model that never writes it gets no grammar at all (and, thinking on,
+    loses its answer to the reasoning), while a prompt whose think block is already closed
+    (enable_thinking=false) is constrained from the first token."""
+    world.respond = lambda prompt, params: Scripted("maybe C")
+    thinking = backend_for("reasoning_parser=qwen3")
+    free = await thinking.complete(req("pick", choices=["A", "B"]))
+    assert (free.text, free.reasoning) == ("", "maybe C")  # unconstrained, all reasoning
+    plain = backend_for("reasoning_parser=qwen3", "enable_thinking=false")
+    forced = await plain.complete(req("pick", choices=["A", "B"]))
+    assert (forced.text, forced.reasoning) == ("A", None)  # the grammar forced a choice
+    (engine,) = world.engines
+    assert [r["grammar_applied"] for r in engine.requests] == [False, True]
+    # reasoning text is never constrained; the answer after </think> is
+    world.respond = lambda prompt, params: Scripted('<think>{not json</think>\n\nnot json')
+    reply = await thinking.complete(req("box?", json_schema={"type": "object"}))
+    assert (reply.reasoning, reply.text) == ("{not json", "{}")
+    # without a reasoning parser the grammar applies from the start, think tags and all
+    world.respond = lambda prompt, params: Scripted("<think>B</think>B")
+    bare = backend_for()
+    assert (await bare.complete(req("pick", choices=["A", "B"]))).text == "A"
+    for backend in (thinking, plain, bare):
+        await backend.aclose()
+
+
+async def test_backends_of_one_model_share_one_engine(world):
+    """One engine per model and engine arguments in an event loop: a second backend (the
+    Director study after the SceneFunRI run in the GPU check) loads no second copy; the last
+    one to close shuts it down; request ids never collide."""
+    first, second = backend_for("max_model_len=4096"), backend_for("max_model_len=4096")
+    other = backend_for("max_model_len=2048")
+    await asyncio.gather(first.complete(req("a")), second.complete(req("b")),
+                         other.complete(req("c")))
+    shared, own = world.engines
+    assert len(shared.requests) == 2 and len(own.requests) == 1
+    ids = [r["request_id"] for e in world.engines for r in e.requests]
+    assert len(set(ids)) == 3
+    await first.aclose()
+    assert not shared.stopped
+    assert (await second.complete(req("d"))).text == "ok"
+    await second.aclose()
+    assert shared.stopped and not own.stopped
+    await other.aclose()
+
+
+async def test_spawn_is_set_before_the_engine_starts(world, monkeypatch):
+    """vLLM forks its engine process unless told otherwise, and a parent that touched CUDA
+    cannot fork (vllm-project/vllm#9469): spawn is in the environment the engine starts in,
+    unless the user chose."""
+    monkeypatch.delenv("VLLM_WORKER_MULTIPROC_METHOD", raising=False)
+    backend = backend_for()
+    await backend.complete(req("a"))
+    assert world.engines[0].env["VLLM_WORKER_MULTIPROC_METHOD"] == "spawn"
+    await backend.aclose()
+    monkeypatch.setenv("VLLM_WORKER_MULTIPROC_METHOD", "fork")
+    mine = backend_for("seed=1")
+    await mine.complete(req("a"))
+    assert world.engines[1].env["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
+    await mine.aclose()
+
+
+async def test_override_generation_config_caps_outputs(world):
+    """vLLM's ModelConfig.get_diff_sampling_param: override_generation_config updates the
+    model's generation config, its max_new_tokens the default max_tokens of every request."""
+    world.generation_config = {"max_new_tokens": 100, "temperature": 0.7}
+    world.respond = lambda prompt, params: Scripted(" ".join(["w"] * 40))  # 79 pieces
+    backend = backend_for('override_generation_config={"max_new_tokens": 32}')
+    reply = await backend.complete(req("talk"))
+    (engine,) = world.engines
+    assert engine.engine_args.override_generation_config == {"max_new_tokens": 32}
+    assert engine.requests[0]["params"].max_tokens == 32
+    assert engine.requests[0]["params"].temperature == 0.7  # the model's own, not overridden
+    assert reply.usage.output_tokens == 32 and reply.finish_reason == "length"
     await backend.aclose()
