@@ -290,6 +290,26 @@ def open_image(path: str | Path, limit: int | None = None):
     return im
 
 
+#: the image formats the providers take (Pillow's names), and the file name endings that tell
+#: them so: a request names an image's type by its file name (:func:`mime_type`)
+FORMATS = {"JPEG": (".jpg", ".jpeg"), "MPO": (".jpg", ".jpeg"), "PNG": (".png",),
+           "WEBP": (".webp",)}
+
+
+def format_problem(path: str | Path, fmt: str | None) -> str | None:
+    """Why an image of Pillow's format ``fmt`` at ``path`` cannot be sent as it is, or None:
+    a format the providers do not take, or a name that calls it another type."""
+    names = FORMATS.get(fmt or "")
+    if names is None:
+        return f"a {fmt or 'unknown'} image; the providers take PNG, JPEG or WebP: convert it"
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in names:
+        return (f"a {'JPEG' if fmt == 'MPO' else fmt} image named "
+                f"{ext or 'without an extension'}: name it {' or '.join(names)} (the name "
+                "tells the provider its type)")
+    return None
+
+
 def load_image(path: str | Path, mode: str = "RGB", limit: int | None = None):
     """The decoded image at ``path`` in ``mode`` (guarded as :func:`open_image`; a file
     that fails while decoding, such as a truncated one, is an :class:`ImageError` too)."""

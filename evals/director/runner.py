@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.errors import UnseenError
+from ...engine.images import ImageError, check_decodes, file_digest
 from ...engine.runner import WorkItem, trajectory_key
 from ...engine.types import Instance
 from .dataset import load_scenes
@@ -51,8 +52,21 @@ def scene_sets(design: Design, names: Sequence[str], root: Path,
             sizes = ", ".join(f"{w}x{h}" for w, h in sorted(got))
             raise StudyError(f"{folder} holds scenes of {sizes}; the design asks {design.size} "
                              "(set size in the design, or render the scenes at its size)")
+        for inst in instances[:want]:
+            decodes(folder, inst)
         out[name] = (instances[:want], fingerprint)
     return out
+
+
+def decodes(folder: Path, inst: Instance) -> None:
+    """Refuse a scene whose image does not decode whole (a truncated or empty file would go
+    to the provider as it is); once per image, as SceneFunRI's data: a digest that decoded
+    is remembered (``engine.images.check_decodes``)."""
+    try:
+        check_decodes(inst.image, file_digest(inst.image))
+    except ImageError as exc:
+        raise StudyError(f"{folder / SCENES_FILE}: scene {inst.id}: image {exc.path}: "
+                         f"{exc.reason}") from None
 
 
 def plan_calls(design: Design, backends: list, names: list[str], specs: dict,
