@@ -320,44 +320,6 @@ def load_image(path: str | Path, mode: str = "RGB", limit: int | None = None):
             raise ImageError(path, f"the image cannot be decoded ({exc})") from None
 
 
-#: where the digests of images that decoded whole are kept, one a line (a rerun skips them)
-DECODED_FILE = "images-decoded.txt"
-
-
-@lru_cache(maxsize=1)
-def _decoded(store: str) -> set[str]:
-    try:
-        with open(store, encoding="ascii", errors="replace") as fh:
-            return {line.strip() for line in fh}
-    except OSError:
-        return set()
-
-
-def check_decodes(path: str | Path, digest: str) -> None:
-    """Decode the whole image (a truncated or damaged file passes :func:`open_image`, which
-    reads only the header): an :class:`ImageError` naming the file if it does not. Once per
-    image: a digest that decoded is remembered in the user cache folder."""
-    from platformdirs import user_cache_dir  # the reply cache's folder (cache.py)
-
-    store = os.path.join(user_cache_dir("unseen"), DECODED_FILE)
-    known = _decoded(store)
-    if digest in known:
-        return
-    with open_image(path) as im:
-        try:
-            im.load()
-        except (OSError, ValueError, SyntaxError) as exc:
-            raise ImageError(path, f"the image is truncated or damaged: it cannot be decoded "
-                             f"whole ({exc})") from None
-    known.add(digest)
-    try:  # a cache folder that cannot be written only costs a decode next time
-        os.makedirs(os.path.dirname(store), exist_ok=True)
-        with open(store, "a", encoding="ascii") as fh:
-            fh.write(digest + "\n")
-    except OSError:
-        pass
-
-
 def inside(folder: str | Path, path: str | Path) -> bool:
     """Whether ``path`` lies in ``folder`` once both are resolved (symlinks followed)."""
     return Path(path).resolve().is_relative_to(Path(folder).resolve())

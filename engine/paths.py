@@ -61,7 +61,9 @@ def make_folder(path: str | Path, what: str, instead: str) -> Path:
         pass  # a file (or a link to one) by that name: said below
     except OSError as exc:
         why = MACHINE.get(exc.errno or 0, exc.strerror or str(exc))
-        raise PathError(f"{what} {path} cannot be created ({why}); {instead}") from None
+        refused = PathError(f"{what} {path} cannot be created ({why}); {instead}")
+        refused.errno = exc.errno  # the machine's state (a read-only disk) or a user's path
+        raise refused from None
     if not path.is_dir():
         raise PathError(f"{what} {path} is a file, not a folder; {instead}")
     return path

@@ -20,6 +20,7 @@ instead of 3 and 4 the plan runs against stand-ins in a temporary directory
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import math
 import os
@@ -35,6 +36,7 @@ from .backends.profiles import restore as restore_profiles
 from .engine.benchmark import RunRequest, detect
 from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
+from .engine.decoded import decoded_store
 from .engine.errors import UnseenError
 from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
@@ -310,7 +312,9 @@ async def run_async(
     clients: list = []
     before = profiles_in_use()
     prices_before = price_table.in_use()
+    stack = contextlib.ExitStack()
     try:
+        stack.enter_context(decoded_store(cache_dir, enabled=cache))  # beside the replies
         price_table.use(prices)  # a bad price file: refused before anything connects
         clients = [connect(b, concurrency=concurrency, cache=reply_cache, **connect_options)
                    for b in request.backends]
@@ -365,6 +369,7 @@ async def run_async(
             reply_cache.close()
         restore_profiles(before)  # the next run in this process reads its own
         price_table.restore(prices_before)
+        stack.close()
 
 
 def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),

@@ -21,8 +21,9 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
+from ...engine.decoded import check_decodes
 from ...engine.errors import UnseenError
-from ...engine.images import ImageError, check_decodes, file_digest
+from ...engine.images import ImageError, file_digest
 from ...engine.runner import WorkItem, trajectory_key
 from ...engine.types import Instance
 from .dataset import load_scenes
@@ -61,7 +62,7 @@ def scene_sets(design: Design, names: Sequence[str], root: Path,
 def decodes(folder: Path, inst: Instance) -> None:
     """Refuse a scene whose image does not decode whole (a truncated or empty file would go
     to the provider as it is); once per image, as SceneFunRI's data: a digest that decoded
-    is remembered (``engine.images.check_decodes``)."""
+    is remembered (``engine.decoded``)."""
     try:
         check_decodes(inst.image, file_digest(inst.image))
     except ImageError as exc:

@@ -16,15 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...engine.box import Box, BoxError
+from ...engine.decoded import check_decodes
 from ...engine.errors import UnseenError
-from ...engine.images import (
-    ImageError,
-    check_decodes,
-    file_digest,
-    format_problem,
-    inside,
-    open_image,
-)
+from ...engine.images import ImageError, file_digest, format_problem, inside, open_image
 from ...engine.types import Instance
 from ...engine.userfiles import iter_lines
 
