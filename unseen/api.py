@@ -335,6 +335,9 @@ async def run_async(
                            "choose another --out")
         with hold(run_dir, run_label):  # before any file: one process per run directory
             plan = bench.plan(request, specs, clients, run_dir)
+            if plan.order is not None and processes > 1:  # shards split the plain nesting
+                raise RunError(f"the {bench.name} benchmark plans its own order of calls: run "
+                               "it in one process (without --processes)")
             apply_subset(plan, subset)
             prints = _record_fingerprints(plan)
             if run.config is not None:
@@ -347,7 +350,7 @@ async def run_async(
                                                               *plan.config.git_commits]))
             for name, text in plan.files.items():
                 run.write_file(name, text)
-            if auto and not max_cost and not batch and not any(
+            if auto and plan.order is None and not max_cost and not batch and not any(
                     getattr(c, "interactive", False) for c in clients):
                 size = Runner.from_plan(plan, clients, run_dir, progress=False).total()
                 processes = auto_processes(size, os.cpu_count() or 1, concurrency)
