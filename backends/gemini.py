@@ -21,7 +21,7 @@ from ..engine.types import ImagePart, Reply, Request, TextPart, Usage
 from .base import BackendConfigError, BaseBackend, provider
 from .http_errors import retry_after, status_kind
 from .options import IMAGE_OPTIONS, env_name, image_settings, split_target, take_options
-from .servers import single_url
+from .servers import check_url, single_url
 
 # reasoning_effort → thinking level (Gemini 3) ; "none" turns thinking off where allowed;
 # OpenAI's levels above high ("xhigh", "max": the paper's coder ran at the maximum) are
@@ -259,7 +259,9 @@ def _gemini(target: str, *, spec: str, base_url: str | list[str] | None = None,
     if len(t.urls) > 1:
         raise BackendConfigError(f"{spec}: gemini takes one server")
     url = t.urls[0] if t.urls else single_url(base_url, "gemini")
+    if url is None and (env_url := os.environ.get("GEMINI_BASE_URL")):
+        url = check_url(env_url, spec)  # refused before any call, as --base-url is
     image = image_settings(opts, spec, media_resolution=DEFAULT_MEDIA_RESOLUTION)
-    return Gemini(t.model, api_key=key, base_url=url or os.environ.get("GEMINI_BASE_URL"),
+    return Gemini(t.model, api_key=key, base_url=url,
                   box_format=opts.get("box_format"), spec=spec, timeout_s=timeout_s,
                   image=image)

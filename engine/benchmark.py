@@ -85,9 +85,11 @@ class Plan:
     """A run, ready: what the runner needs and what ``run.json`` records.
 
     ``order(done)`` yields the work items not in ``done`` in the order the benchmark wants
-    them asked (None: every backend × strategy × instance × sample, in that nesting);
-    ``total`` counts them all. ``files`` are written into the run directory, under its lock,
-    before the first call (the Director's ``study.json``)."""
+    them asked (None: every backend × strategy × instance × sample, in that nesting), made
+    as they are asked for; ``total`` counts them all and ``shares`` each backend spec's part,
+    so a fresh run starts its first call without making every item first. ``files`` are
+    written into the run directory, under its lock, before the first call (the Director's
+    ``study.json``)."""
 
     instances: list[Instance]
     strategies: list[StrategySpec]
@@ -96,6 +98,7 @@ class Plan:
     samples: int = 1
     order: Callable[[set[str]], Iterator[WorkItem]] | None = None
     total: int | None = None
+    shares: dict[str, int] | None = None
     files: dict[str, str] = field(default_factory=dict)
     setup: Any = None  # a picklable setup for shard processes (SceneFunRI's --processes)
 

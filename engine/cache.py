@@ -12,6 +12,7 @@ full disk: without writing), every reply journaled as always.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from typing import Any
 
 from .errors import UnseenError, warn
 from .images import part_digest
-from .paths import make_folder
+from .paths import MACHINE, PathError, make_folder
 from .redact import scrub
 from .types import ImagePart, Reply, Request, TextPart
 
@@ -83,17 +84,25 @@ class ReplyCache:
     """A thread-safe SQLite store of successful replies."""
 
     def __init__(self, directory: str | Path | None = None):
-        self.dir = make_folder(Path(directory) if directory else default_cache_dir(),
-                               "the reply cache folder", "choose another --cache-dir, or "
-                               "run with --no-cache")
+        self.dir = Path(directory) if directory else default_cache_dir()
         self.path = self.dir / FILE
         self._lock = threading.Lock()
         self.moved: list[Path] = []  # files this instance set aside
         self.problem: str | None = None  # why it cannot be read or written, once it cannot
         self.writable = True
-        self._db: sqlite3.Connection | None = self._open()
+        self._db: sqlite3.Connection | None = None
         self.hits = 0
         self.misses = 0
+        try:
+            make_folder(self.dir, "the reply cache folder", "choose another --cache-dir, or "
+                        "run with --no-cache")
+        except PathError as exc:
+            if exc.errno not in _NO_ROOM:
+                raise  # a file in the way: the user's path to change
+            # a read-only or full file system, as for a folder that exists: no cache
+            self._cannot(f"the folder cannot be created: {MACHINE[exc.errno]}")
+            return
+        self._db = self._open()
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -258,6 +267,9 @@ class ReplyCache:
             if self._db is not None:
                 self._db.close()
 
+
+#: the machine's refusals to create the cache folder that a run survives without the cache
+_NO_ROOM = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
 
 #: SQLite's primary result codes for the machine's state: read-only, I/O error, full, cannot
 #: open (a busy or locked database is another process's moment, and passes)

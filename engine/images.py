@@ -290,6 +290,26 @@ def open_image(path: str | Path, limit: int | None = None):
     return im
 
 
+#: the image formats the providers take (Pillow's names), and the file name endings that tell
+#: them so: a request names an image's type by its file name (:func:`mime_type`)
+FORMATS = {"JPEG": (".jpg", ".jpeg"), "MPO": (".jpg", ".jpeg"), "PNG": (".png",),
+           "WEBP": (".webp",)}
+
+
+def format_problem(path: str | Path, fmt: str | None) -> str | None:
+    """Why an image of Pillow's format ``fmt`` at ``path`` cannot be sent as it is, or None:
+    a format the providers do not take, or a name that calls it another type."""
+    names = FORMATS.get(fmt or "")
+    if names is None:
+        return f"a {fmt or 'unknown'} image; the providers take PNG, JPEG or WebP: convert it"
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in names:
+        return (f"a {'JPEG' if fmt == 'MPO' else fmt} image named "
+                f"{ext or 'without an extension'}: name it {' or '.join(names)} (the name "
+                "tells the provider its type)")
+    return None
+
+
 def load_image(path: str | Path, mode: str = "RGB", limit: int | None = None):
     """The decoded image at ``path`` in ``mode`` (guarded as :func:`open_image`; a file
     that fails while decoding, such as a truncated one, is an :class:`ImageError` too)."""
@@ -298,44 +318,6 @@ def load_image(path: str | Path, mode: str = "RGB", limit: int | None = None):
             return im.convert(mode)
         except (OSError, ValueError, SyntaxError) as exc:
             raise ImageError(path, f"the image cannot be decoded ({exc})") from None
-
-
-#: where the digests of images that decoded whole are kept, one a line (a rerun skips them)
-DECODED_FILE = "images-decoded.txt"
-
-
-@lru_cache(maxsize=1)
-def _decoded(store: str) -> set[str]:
-    try:
-        with open(store, encoding="ascii", errors="replace") as fh:
-            return {line.strip() for line in fh}
-    except OSError:
-        return set()
-
-
-def check_decodes(path: str | Path, digest: str) -> None:
-    """Decode the whole image (a truncated or damaged file passes :func:`open_image`, which
-    reads only the header): an :class:`ImageError` naming the file if it does not. Once per
-    image: a digest that decoded is remembered in the user cache folder."""
-    from platformdirs import user_cache_dir  # the reply cache's folder (cache.py)
-
-    store = os.path.join(user_cache_dir("unseen"), DECODED_FILE)
-    known = _decoded(store)
-    if digest in known:
-        return
-    with open_image(path) as im:
-        try:
-            im.load()
-        except (OSError, ValueError, SyntaxError) as exc:
-            raise ImageError(path, f"the image is truncated or damaged: it cannot be decoded "
-                             f"whole ({exc})") from None
-    known.add(digest)
-    try:  # a cache folder that cannot be written only costs a decode next time
-        os.makedirs(os.path.dirname(store), exist_ok=True)
-        with open(store, "a", encoding="ascii") as fh:
-            fh.write(digest + "\n")
-    except OSError:
-        pass
 
 
 def inside(folder: str | Path, path: str | Path) -> bool:

@@ -38,6 +38,19 @@ def machine_line(exc: OSError, where: str | Path | None = None) -> str | None:
     return f"cannot write {path}: {exc.strerror or exc} ({why})"
 
 
+#: the refusals whose words hold for reading as for writing
+_SHAPE = (errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG)
+
+
+def os_line(exc: OSError) -> str:
+    """An operating system's refusal as ``PATH: why`` (``[Errno 20] ...: 'x'`` reads as code)."""
+    if not exc.strerror:
+        return str(exc)
+    hint = MACHINE[exc.errno] if exc.errno in _SHAPE else ""
+    where = f"{exc.filename}: " if exc.filename is not None else ""
+    return f"{where}{exc.strerror}" + (f" ({hint})" if hint else "")
+
+
 def make_folder(path: str | Path, what: str, instead: str) -> Path:
     """``path`` created (with its parents) as a folder to write in; a :class:`PathError`
     naming it as ``what`` and saying what to do (``instead``) when the machine refuses."""
@@ -48,7 +61,9 @@ def make_folder(path: str | Path, what: str, instead: str) -> Path:
         pass  # a file (or a link to one) by that name: said below
     except OSError as exc:
         why = MACHINE.get(exc.errno or 0, exc.strerror or str(exc))
-        raise PathError(f"{what} {path} cannot be created ({why}); {instead}") from None
+        refused = PathError(f"{what} {path} cannot be created ({why}); {instead}")
+        refused.errno = exc.errno  # the machine's state (a read-only disk) or a user's path
+        raise refused from None
     if not path.is_dir():
         raise PathError(f"{what} {path} is a file, not a folder; {instead}")
     return path

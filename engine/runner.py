@@ -1,6 +1,8 @@
 """The runner: every (backend, strategy, instance, sample) through its compiled graph.
 
-Work items are drawn lazily, so memory stays flat however long the run; concurrency per
+Work items are made as the workers ask for them, and a fresh run counts its plan from its
+sizes, so the first call starts at once and memory stays flat however long the run (a
+resume walks the plan once, item by item, to count what is done); concurrency per
 provider is the backend's own limit; one writer appends finished trajectories to the
 journal, so a rerun with the same run directory skips what is done and nothing is duplicated.
 
@@ -211,6 +213,7 @@ class Runner:
         setup: Callable[[int], tuple[list[StrategySpec], list[Backend], Scorer | None]] | None = None,
         order: Callable[[set[str]], Iterator[WorkItem]] | None = None,
         total: int | None = None,
+        shares: dict[str, int] | None = None,
         max_cost: float | None = None,
         cost_of: Callable[[Trajectory], float] | None = None,
         spent_before: float = 0.0,
@@ -219,7 +222,8 @@ class Runner:
         strategies and backends with ``setup(concurrency_per_process)`` (a picklable
         callable), so CPU-heavy clients and graphs use more than one core. ``order(done)``
         yields the items not yet done in a benchmark's own order (its plan), ``total``
-        counting them all; without it, every backend × strategy × instance × sample. A
+        counting them all and ``shares`` each backend's part; without it, every backend ×
+        strategy × instance × sample. Items are made as the workers ask for them. A
         strategy that cannot work with the benchmark or a backend is refused here
         (:func:`check_pairing`) by the run pipeline, before any file is written.
         ``max_cost`` (US dollars) caps what the trajectories of this call may spend, each
@@ -233,6 +237,7 @@ class Runner:
         self.budget: Budget | None = None
         self.order = order
         self._total = total
+        self.shares = shares
         self.instances = instances
         self.strategies = strategies
         self.backends = backends
@@ -251,7 +256,7 @@ class Runner:
         """The runner of a benchmark's plan."""
         return cls(plan.instances, plan.strategies, backends, run_dir, plan.config,
                    samples=plan.samples, score=plan.score, setup=plan.setup, order=plan.order,
-                   total=plan.total, **kwargs)
+                   total=plan.total, shares=plan.shares, **kwargs)
 
     def _capped(self, items: Iterator[WorkItem], result: RunResult) -> Iterator[WorkItem]:
         """``items`` until the spent cost reaches the cap: then no new one is handed out
@@ -262,23 +267,53 @@ class Runner:
                 return
             yield item
 
-    def _items(self, done: set[str]) -> Iterator[WorkItem]:
+    def _items(self, done: Collection[str]) -> Iterator[WorkItem]:
+        """The items not in ``done``, made one at a time as they are asked for."""
         if self.order is not None:
-            yield from self.order(done)
-            return
-        for b, backend in enumerate(self.backends):
-            for s, strategy in enumerate(self.strategies):
-                label = strategy.label
-                for i, inst in enumerate(self.instances):
-                    for sample in range(self.samples):
-                        key = trajectory_key(inst.id, label, backend.spec, sample)
-                        if key not in done:
-                            yield WorkItem(key, inst, strategy, backend, sample, (b, s, i))
+            return self.order(set(done))
+        return self.nested(done)
+
+    def nested(self, done: Collection[str], shard: int = 0, shards: int = 1
+               ) -> Iterator[WorkItem]:
+        """Every backend × strategy × instance × sample not in ``done``, in that nesting;
+        with ``shards``, only its positions ``shard``, ``shard + shards``, ...: each shard
+        process makes its own share, and none the whole list."""
+        n_s, n_i, n_k = len(self.strategies), len(self.instances), self.samples
+        labels = [s.label for s in self.strategies]
+        for pos in range(shard, len(self.backends) * n_s * n_i * n_k, shards):
+            rest, sample = divmod(pos, n_k)
+            rest, i = divmod(rest, n_i)
+            b, s = divmod(rest, n_s)
+            backend, inst = self.backends[b], self.instances[i]
+            key = trajectory_key(inst.id, labels[s], backend.spec, sample)
+            if key not in done:
+                yield WorkItem(key, inst, self.strategies[s], backend, sample, (b, s, i))
 
     def total(self) -> int:
         if self._total is not None:
             return self._total
         return len(self.backends) * len(self.strategies) * len(self.instances) * self.samples
+
+    def _shares(self) -> dict[str, int] | None:
+        """Each backend's number of planned items, from the plan's sizes (None where the
+        plan does not say)."""
+        if self.order is None:
+            each = len(self.strategies) * len(self.instances) * self.samples
+            return dict(Counter({b.spec: each for b in self.backends}))
+        return self.shares
+
+    def _todo(self, done: set[str]) -> Counter[str]:
+        """Each backend's items not yet done: on a fresh run, its share of the plan (no item
+        is made before the first call, however large the run); on a resume, counted by
+        walking the plan, one item at a time."""
+        shares = self._shares()
+        if not done and shares is not None:
+            return Counter(shares)
+        return Counter(item.backend.spec for item in self._items(done))
+
+    def _finished(self, journal: Path) -> set[str]:
+        """The keys the journal holds that need no rerun."""
+        return finished_keys(journal)
 
     async def _one(self, item: WorkItem) -> Trajectory:
         t0 = time.perf_counter()
@@ -408,13 +443,13 @@ class Runner:
         self._write_config()
         journal_path = self.run_dir / JOURNAL
         writer = JournalWriter(journal_path)
-        done = finished_keys(journal_path)
+        done = self._finished(journal_path)
         total = self.total()
         result = RunResult(run_dir=self.run_dir, total=total, max_cost=self.max_cost,
                            spent=self.spent_before, spent_before=self.spent_before)
         if self.max_cost is not None:
             self.budget = Budget(self.max_cost, before=self.spent_before)
-        todo = Counter(item.backend.spec for item in self._items(done))
+        todo = self._todo(done)
         result.skipped = total - sum(todo.values())
         for b in self.backends:  # before the progress bar, which owns the terminal
             await b.attach(self.run_dir, todo[b.spec])
@@ -455,7 +490,7 @@ class Runner:
                 if self.processes > 1 and self.setup is not None:
                     from .shards import run_sharded
 
-                    await run_sharded(self, list(self._items(done)), writer, count, sink)
+                    await run_sharded(self, done, sum(todo.values()), writer, count, sink)
                 else:
                     await self.drain(self._capped(self._items(done), result), sink)
         finally:

@@ -1,8 +1,9 @@
 """Sharding a run over processes, so CPU-heavy clients and graphs use more than one core.
 
 Each shard process rebuilds its strategies and backends with the runner's ``setup``
-callable (compiled graphs and network clients do not cross process boundaries), runs its
-slice of the work items on its own event loop, and streams each finished trajectory back as
+callable (compiled graphs and network clients do not cross process boundaries), makes its
+share of the plan's positions (every k-th, less those done) as it goes, runs them on its own
+event loop, and streams each finished trajectory back as
 one JSON line; the parent alone writes the journal. A backend's concurrency limit is divided
 among the shards. A shard that dies leaves its unfinished items for the next resume.
 
@@ -28,7 +29,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .benchmark import WorkItem
 from .journal import JournalWriter
 
 #: runs of fewer trajectories than this take one process by default: shard start-up (about
@@ -50,7 +50,8 @@ def auto_processes(trajectories: int, cores: int, concurrency: int) -> int:
     return max(1, min(AUTO_MAX_PROCESSES, cores + 1, concurrency))
 
 
-def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, config: Any) -> None:
+def _child(setup: Callable, instances: list, shard: tuple[int, int], done: frozenset[str],
+           conn: Any, config: Any) -> None:
     Runner = config["runner_class"]  # the parent's, so this module never imports the runner
 
     _exit_when_orphaned()
@@ -65,9 +66,9 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
         per_backend = max(1, math.ceil(config["_concurrency"]))
         strategies, backends, score = setup(per_backend)
         runner = Runner(instances, strategies, backends, run_dir=Path("."),
-                        config=config["run_config"], score=score, progress=False)
-        work = (WorkItem(key, instances[i], strategies[s], backends[b], sample, (b, s, i))
-                for key, b, s, i, sample in items)
+                        config=config["run_config"], samples=config["samples"], score=score,
+                        progress=False)
+        work = runner.nested(done, *shard)  # this shard's share, made as it goes
 
         async def go() -> None:
             try:
@@ -96,15 +97,14 @@ def _exit_when_orphaned(every_s: float = 0.5) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-async def _own_shard(runner: Any, items: list, concurrency: int, sink: Callable) -> None:
-    """This process's share, on backends rebuilt with the per-shard concurrency."""
+async def _own_shard(runner: Any, done: frozenset[str], shards: int, concurrency: int,
+                     sink: Callable) -> None:
+    """This process's share (shard 0), on backends rebuilt with the per-shard concurrency."""
     strategies, backends, score = runner.setup(concurrency)
     local = type(runner)(runner.instances, strategies, backends, runner.run_dir, runner.config,
-                   score=score, progress=False)
-    work = (WorkItem(it.key, it.instance, strategies[it.index[1]], backends[it.index[0]],
-                  it.sample, it.index) for it in items)
+                         samples=runner.samples, score=score, progress=False)
     try:
-        await local.drain(work, sink)
+        await local.drain(local.nested(done, 0, shards), sink)
     finally:
         for backend in backends:
             await backend.aclose()
@@ -150,15 +150,18 @@ def _context() -> Any:
     return ctx
 
 
-async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Callable,
-                      sink: Callable) -> None:
-    """Run ``items`` over ``runner.processes`` shards: this process takes the first, so
-    its work starts while the others start; raise if a shard could not start or died."""
-    k = max(1, min(runner.processes, len(items)))
+async def run_sharded(runner: Any, done: set[str], todo: int, writer: JournalWriter,
+                      count: Callable, sink: Callable) -> None:
+    """Run the ``todo`` items of ``runner``'s plan not in ``done`` over ``runner.processes``
+    shards, each making its own share of the plan's positions as it goes (no list of the
+    items is made or sent): this process takes the first, so its work starts while the
+    others start; raise if a shard could not start or died."""
+    k = max(1, min(runner.processes, todo))
+    finished = frozenset(done)  # sent to each shard, which skips what it holds
     ctx = _context()
     limit = max(b.concurrency for b in runner.backends)
     config = {"run_config": runner.config, "_concurrency": limit / k,
-              "runner_class": type(runner)}
+              "runner_class": type(runner), "samples": runner.samples}
     procs, threads, failures = [], [], []
 
     def launch() -> None:
@@ -171,10 +174,9 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
 
     def start_all() -> None:
         for j in range(1, k):
-            shard = [(it.key, *it.index, it.sample) for it in items[j::k]]
             recv_conn, send_conn = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(runner.setup, runner.instances, shard,
-                                                    send_conn, config), daemon=True)
+            proc = ctx.Process(target=_child, args=(runner.setup, runner.instances, (j, k),
+                                                    finished, send_conn, config), daemon=True)
             proc.start()
             send_conn.close()  # the child holds the only sending end: EOF when it exits
             thread = threading.Thread(target=_receive, args=(recv_conn, writer, count),
@@ -186,7 +188,7 @@ async def run_sharded(runner: Any, items: list, writer: JournalWriter, count: Ca
     launcher = threading.Thread(target=launch, daemon=True)
     launcher.start()
     try:
-        await _own_shard(runner, items[0::k], max(1, math.ceil(limit / k)), sink)
+        await _own_shard(runner, finished, k, max(1, math.ceil(limit / k)), sink)
         await asyncio.to_thread(launcher.join)
         if failures:
             raise RuntimeError(f"could not start the shard processes: {failures[0]!r}") \

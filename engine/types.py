@@ -66,6 +66,11 @@ class Message(BaseModel):
 #: the reasoning efforts a strategy may ask for: the OpenAI SDK's ``ReasoningEffort``, which
 #: each backend maps to its provider's levels (an unknown word is refused before any call)
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+#: a strategy's sampling temperature: a finite number from 0 to 2, the range the providers
+#: take (a negative or NaN one was sent as it was and failed, or was clamped, at the provider)
+Temperature = Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)]
+#: a strategy's output cap: at least one token
+MaxTokens = Annotated[int, Field(ge=1)]
 
 
 class Decoding(BaseModel):

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
 from ..engine.graph import Parsed, StrategyState, ask_node
-from ..engine.types import Message, ReasoningEffort, Reply, Request
+from ..engine.types import MaxTokens, Message, ReasoningEffort, Reply, Request, Temperature
 from .direct import answered, parse_reply
 from .kit import (
     Cue,
@@ -44,9 +44,9 @@ REFLECT_CUES = frozenset({Cue.REASONING, Cue.REFLECTION})
 
 class CotParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    temperature: float | None = 0.0
+    temperature: Temperature | None = 0.0
     seed: int | None = 0
-    max_tokens: int | None = None
+    max_tokens: MaxTokens | None = None
     reasoning_effort: ReasoningEffort | None = None
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..engine.backend import Backend
 from ..engine.graph import Parsed, StrategyState, ask_node
-from ..engine.types import Instance, ReasoningEffort, Reply, Request, Step
+from ..engine.types import Instance, MaxTokens, ReasoningEffort, Reply, Request, Step, Temperature
 from .commonsense import lookup
 from .kit import (
     Cue,
@@ -45,9 +45,9 @@ class DirectParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     prompt: Prompt = "basic"
-    temperature: float | None = 0.0
+    temperature: Temperature | None = 0.0
     seed: int | None = 0
-    max_tokens: int | None = None
+    max_tokens: MaxTokens | None = None
     reasoning_effort: ReasoningEffort | None = None
 
 

@@ -113,6 +113,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise StrategyError(f"strategy parameters are key=value, got {item!r} in {spec!r}")
+        if key.strip() in values:  # the last would win unseen
+            raise StrategyError(f"parameter {key.strip()!r} is given twice in {spec!r}")
         values[key.strip()] = value.strip()
     return name.strip(), values
 

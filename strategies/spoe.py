@@ -40,7 +40,7 @@ from ..engine.graph import (
     prompt_text,
     request_images,
 )
-from ..engine.types import Decoding, ErrorInfo, Instance, Reply, Request, Step, Usage
+from ..engine.types import Decoding, ErrorInfo, Instance, Reply, Request, Step, Temperature, Usage
 from .choice import read as read_choice_of
 from .kit import (
     box_answer,
@@ -78,7 +78,7 @@ class SpoeParams(BaseModel):
     vote_temperature: float = Field(0.7, ge=0.0, le=2.0)
     finish: Literal["none", "direct"] = "none"  # "direct": a box asked inside the zoomed region
     structured: bool = True
-    temperature: float | None = 0.0
+    temperature: Temperature | None = 0.0
     seed: int | None = 0
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine.backend import Backend
 from ..engine.box import Box
 from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
-from ..engine.types import Reply, Request, Step
+from ..engine.types import Reply, Request, Step, Temperature
 from .choice import read_cells
 from .kit import cells_answer, cells_truth, decoding, full_region, image_turn, render
 from .registry import strategy
@@ -33,7 +33,7 @@ class GridParams(BaseModel):
     rows: int = Field(2, ge=1, le=4)
     cols: int = Field(2, ge=1, le=4)
     T: int = Field(3, ge=1, le=10)
-    temperature: float | None = 0.0
+    temperature: Temperature | None = 0.0
     seed: int | None = 0
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine.backend import Backend
 from ..engine.graph import Iterates, Parsed, StrategyState, ask_node
-from ..engine.types import Reply, Request, Step
+from ..engine.types import Reply, Request, Step, Temperature
 from .choice import read as read_choice_of
 from .kit import (
     choice_answer,
@@ -42,7 +42,7 @@ class SearchParams(BaseModel):
     T: int = Field(8, ge=1, le=20)
     beam: int = Field(4, ge=1, le=32)
     budget: int | None = Field(None, ge=1, le=60)  # calls; default 2·T, room to backtrack
-    temperature: float | None = 0.0
+    temperature: Temperature | None = 0.0
     seed: int | None = 0
 
 

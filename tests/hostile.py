@@ -58,6 +58,18 @@ class Ctx:
 Setup = Callable[[Ctx], None]
 
 
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: Callable[[Ctx], list[str]]
+    code: int
+    fragment: str
+    setup: Setup | None = None
+    absent: tuple[str, ...] = ()
+    check: Callable[[Ctx, str, str], None] | None = None
+    marks: tuple = field(default=())
+
+
 def first_record(ctx: Ctx) -> dict[str, Any]:
     return json.loads((ctx.sample / "instances.jsonl").read_text().splitlines()[0])
 
@@ -290,3 +302,36 @@ def garble(name: str, line: int = 1) -> Setup:
         path.write_bytes(b"\n".join(lines))
 
     return setup
+
+
+# --- shared by the tables ----------------------------------------------------------------------
+
+
+def a_file(name: str) -> Setup:
+    return lambda ctx: (ctx.tmp / name).write_text("x\n")
+
+
+def a_run_in(sub: str, readonly: bool = True) -> Setup:
+    """A finished run of two trajectories in ``tmp/sub/r``, its folder then read-only."""
+
+    def setup(ctx: Ctx) -> None:
+        from unseen.api import run
+
+        run(ctx.sample, ["direct"], ["sim"], limit=2, out=ctx.tmp / sub / "r", cache=False,
+            progress=False)
+        if readonly:
+            make_readonly(ctx, ctx.tmp / sub)
+
+    return setup
+
+
+def expect(text: str, where: str) -> None:
+    assert text in where, where
+
+
+def expect_once(text: str, where: str) -> None:
+    assert where.count(text) == 1, where
+
+
+def no_calls(ctx: Ctx, out: str, err: str) -> None:
+    assert not ctx.fp.requests

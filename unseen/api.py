@@ -21,6 +21,7 @@ instead of 3 and 4 the plan runs against stand-ins in a temporary directory
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import math
 import os
@@ -36,6 +37,7 @@ from .backends.profiles import restore as restore_profiles
 from .engine.benchmark import RunRequest, detect
 from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
+from .engine.decoded import decoded_store
 from .engine.errors import UnseenError
 from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
@@ -352,7 +354,9 @@ async def run_async(
     clients: list = []
     before = profiles_in_use()
     prices_before = price_table.in_use()
+    stack = contextlib.ExitStack()
     try:
+        stack.enter_context(decoded_store(cache_dir, enabled=cache))  # beside the replies
         price_table.use(prices)  # a bad price file: refused before anything connects
         clients = [connect(b, concurrency=concurrency, cache=reply_cache, **connect_options)
                    for b in request.backends]
@@ -375,6 +379,9 @@ async def run_async(
             # what the journal spent counts against the cap (run.json not yet rewritten)
             spent_before = _spent_before(run) if cost_of is not None else 0.0
             plan = bench.plan(request, specs, clients, run_dir)
+            if plan.order is not None and processes > 1:  # shards split the plain nesting
+                raise RunError(f"the {bench.name} benchmark plans its own order of calls: run "
+                               "it in one process (without --processes)")
             apply_subset(plan, subset)
             prints = _record_fingerprints(plan)
             _record_plan(plan, clients, run.config)
@@ -389,7 +396,7 @@ async def run_async(
                 plan.config.pairs = pairs
             for name, text in plan.files.items():
                 run.write_file(name, text)
-            if auto and not max_cost and not batch and not any(
+            if auto and plan.order is None and not max_cost and not batch and not any(
                     getattr(c, "interactive", False) for c in clients):
                 size = Runner.from_plan(plan, clients, run_dir, progress=False).total()
                 processes = auto_processes(size, os.cpu_count() or 1, concurrency)
@@ -412,6 +419,7 @@ async def run_async(
             reply_cache.close()
         restore_profiles(before)  # the next run in this process reads its own
         price_table.restore(prices_before)
+        stack.close()
 
 
 def run(data: str | Path | None = None, strategies: Sequence[str] = ("direct",),

@@ -18,7 +18,8 @@ from .cli_help import reflow_help
 from .commands import cache, data, director, run, views
 from .commands.common import err, user_errors
 from .engine.envfile import load_env_file
-from .engine.paths import machine_line
+from .engine.errors import UnseenError
+from .engine.paths import machine_line, os_line
 
 app = typer.Typer(
     name="unseen", no_args_is_help=True, add_completion=False,
@@ -46,6 +47,9 @@ def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
     try:
         load_env_file()  # provider keys from ./.env; the environment wins
+        if why := _empty_argument(sys.argv[1:]):
+            _one_line_error(why)
+            sys.exit(2)
         rc = app(standalone_mode=False)
         if isinstance(rc, int):  # click hands back the code of a typer.Exit here
             sys.exit(rc)
@@ -56,8 +60,11 @@ def main() -> None:
         sys.exit(130)
     except Exception as exc:
         if isinstance(exc, user_errors()):
-            plain = isinstance(exc, OSError) or not exc.args
-            _one_line_error(str(exc) if plain else exc.args[0])
+            if isinstance(exc, OSError) and not isinstance(exc, UnseenError):
+                _one_line_error(os_line(exc))
+            else:
+                _one_line_error(str(exc) if isinstance(exc, OSError) or not exc.args
+                                else exc.args[0])
             sys.exit(2)
         # the machine's state (a full disk, a read-only file system) met while writing:
         # what was journaled stays, and the line names the path
@@ -76,6 +83,18 @@ def main() -> None:
         _one_line_error(f"internal error, a bug in unseen or a plug-in: {type(exc).__name__}: "
                         f"{exc} (rerun with UNSEEN_DEBUG=1 for the traceback, and report it)")
         sys.exit(70)  # EX_SOFTWARE
+
+
+def _empty_argument(argv: list[str]) -> str | None:
+    """Why an empty argument is refused (``--out "$UNSET"``): a path option would read it as
+    the current folder and write a run there; no option of unseen takes an empty value."""
+    for i, arg in enumerate(argv):
+        if arg == "" or (arg.startswith("--") and arg.endswith("=")):
+            option = arg[:-1] if arg else (argv[i - 1] if i and argv[i - 1].startswith("-")
+                                           else "")
+            return (f"{option} was given an empty value: give one, or leave the option out"
+                    if option else "an empty argument: give a value")
+    return None
 
 
 def _one_line_error(msg: object) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,6 @@ from .backends.tokens import (
     PER_REQUEST,
     REASONING_ASSUMPTIONS,
 )
-from .engine.benchmark import WorkItem
 from .engine.journal import JOURNAL, finished_keys, iter_records
 from .engine.rundir import kind_of
 from .engine.runner import Runner
@@ -154,8 +152,8 @@ class _Runner(Runner):
 
     finished: set[str] = set()
 
-    def _items(self, done: set[str]) -> Iterator[WorkItem]:
-        return super()._items(done | self.finished)
+    def _finished(self, journal: Path) -> set[str]:
+        return super()._finished(journal) | self.finished
 
 
 def _done(out: str | Path | None) -> set[str]:

@@ -97,8 +97,11 @@ class DirectorTask:
                     f"no batch of design {design.name!r} asks model {name!r} ({b.spec}); the "
                     f"design names {', '.join(asked)}: run it in one's place with "
                     f"--backend NAME={b.spec}")
-        total = sum(design.calls(n) for n in names)
-        if total > MAX_CALLS:  # every call is planned (a list) before the first: refuse first
+        shares: dict[str, int] = {}
+        for b, name in zip(backends, names, strict=True):
+            shares[b.spec] = shares.get(b.spec, 0) + design.calls(name)
+        total = sum(shares.values())
+        if total > MAX_CALLS:  # refused before any scene is rendered
             raise StudyError(
                 f"design {design.name!r} plans {total:,} calls ({design.samples:,} samples per "
                 f"scene and condition); one invocation runs at most {MAX_CALLS:,}: ask fewer "
@@ -112,7 +115,7 @@ class DirectorTask:
                 (root / s / SCENES_FILE).is_file() for s in needed):
             root = run_dir / "scenes"  # a dry run renders what is missing where it may write
         sets = scene_sets(design, needed, root, progress=request.progress)
-        items = plan_calls(design, backends, names, self._specs(request), sets)
+        specs = self._specs(request)
         described = [{**b.describe(), "spec": b.spec, "model": n}
                      for b, n in zip(backends, names, strict=True)]
         study = study_record(run_dir, design, request.options.get("source", ""), described,
@@ -131,8 +134,9 @@ class DirectorTask:
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
         return Plan(instances=[], strategies=strategies, config=config, score=score,
-                    samples=design.samples, total=len(items),
-                    order=lambda done: (it for it in items if it.key not in done),
+                    samples=design.samples, total=total, shares=shares,
+                    order=lambda done: (it for it in plan_calls(design, backends, names, specs,
+                                                                sets) if it.key not in done),
                     files={STUDY_FILE: json.dumps(study, indent=2) + "\n"})
 
     def resume(self, old: RunConfig, new: RunConfig, run_dir: Path) -> RunConfig:

@@ -2,8 +2,10 @@
 stderr and exit status 2, or in a stated warning and a finished run where the run can go on;
 never a traceback, never exit 70 ("a bug in unseen"); nothing already journaled is lost.
 
-One table: each case's setup (``hostile.py``), its command, the exit status and a fragment
-of the one line (for exit 0, of the warning). ``absent`` lists what must appear nowhere: not
+One table in three parts (the issue's cases here; a user's files in ``hostile_files.py``;
+what a user types and the environment in ``hostile_commands.py``): each case's setup
+(``hostile.py``), its command, the exit status and a fragment of the one line (for exit 0,
+of the warning). ``absent`` lists what must appear nowhere: not
 on stdout or stderr, not in a file of the run directory.
 """
 
@@ -11,16 +13,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from hostile import (
     SECRET,
     TINY,
+    Case,
     Ctx,
     Setup,
     a_coded_study,
+    a_file,
+    a_run_in,
     a_study,
     both,
     cache_pages,
@@ -30,11 +34,14 @@ from hostile import (
     design,
     director,
     env_file,
+    expect,
+    expect_once,
     fill,
     free,
     full_after,
     garble,
     make_readonly,
+    no_calls,
     run_data,
     run_openai,
     run_sample,
@@ -42,18 +49,8 @@ from hostile import (
     tiny_fs,
     unchanged,
 )
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    argv: Callable[[Ctx], list[str]]
-    code: int
-    fragment: str
-    setup: Setup | None = None
-    absent: tuple[str, ...] = ()
-    check: Callable[[Ctx, str, str], None] | None = None
-    marks: tuple = field(default=())
+from hostile_commands import COMMAND_CASES
+from hostile_files import FILE_CASES
 
 
 def nested(rec: dict) -> str:
@@ -88,24 +85,6 @@ def empty_image(ctx: Ctx) -> None:
 def text_image(ctx: Ctx) -> None:
     rec = json.loads((ctx.sample / "instances.jsonl").read_text().splitlines()[0])
     (Path(ctx.data) / rec["image"]).write_bytes(b"not an image at all\n")
-
-
-def a_file(name: str) -> Setup:
-    return lambda ctx: (ctx.tmp / name).write_text("x\n")
-
-
-def a_run_in(sub: str, readonly: bool = True) -> Setup:
-    """A finished run of two trajectories in ``tmp/sub/r``, its folder then read-only."""
-
-    def setup(ctx: Ctx) -> None:
-        from unseen.api import run
-
-        run(ctx.sample, ["direct"], ["sim"], limit=2, out=ctx.tmp / sub / "r", cache=False,
-            progress=False)
-        if readonly:
-            make_readonly(ctx, ctx.tmp / sub)
-
-    return setup
 
 
 def a_cache_in(sub: str) -> Setup:
@@ -152,18 +131,6 @@ def journaled(n: int, resumed: int | None = None) -> Callable[[Ctx, str, str], N
 
 def with_userinfo(ctx: Ctx, user: str = "user") -> str:
     return ctx.fp.openai_base_url.replace("://", f"://{user}:{SECRET}@")
-
-
-def expect(text: str, where: str) -> None:
-    assert text in where, where
-
-
-def expect_once(text: str, where: str) -> None:
-    assert where.count(text) == 1, where
-
-
-def no_calls(ctx: Ctx, out: str, err: str) -> None:
-    assert not ctx.fp.requests
 
 
 def nothing_set_aside(ctx: Ctx, out: str, err: str) -> None:
@@ -248,27 +215,33 @@ CASES = [
     Case("--timeout -1", lambda ctx: run_sample(ctx, "--timeout", "-1"), 2, "--timeout"),
     Case("--timeout 0", lambda ctx: run_sample(ctx, "--timeout", "0"), 2, "--timeout"),
     Case("--timeout nan", lambda ctx: run_sample(ctx, "--timeout", "nan"), 2, "--timeout"),
-    Case("--base-url ftp://", lambda ctx: run_openai(ctx, base_url="ftp://127.0.0.1/v1"), 2,
-         "ftp://127.0.0.1/v1"),
+    Case("--base-url ftp:// (the fake server's address)",
+         lambda ctx: run_openai(ctx, base_url=ctx.fp.openai_base_url.replace("http", "ftp")),
+         2, "is no http:// or https:// URL", check=no_calls),
     Case("--base-url with port 99999",
-         lambda ctx: run_openai(ctx, base_url="http://127.0.0.1:99999/v1"), 2, "99999"),
+         lambda ctx: run_openai(ctx, base_url="http://127.0.0.1:99999/v1"), 2, "99999",
+         check=no_calls),
+    Case("--timeout 0 against the fake server", lambda ctx: run_openai(ctx, "--timeout", "0"),
+         2, "--timeout", check=no_calls),
     Case("vllm:m@not a url", lambda ctx: ["run", "--data", str(ctx.sample), "-s", "spoe", "-b",
                                           "vllm:m@not a url", "--limit", "1", "--no-cache",
-                                          "-q", "--out", ctx.out], 2, "not a url"),
+                                          "-q", "--out", ctx.out], 2, "not a url",
+         check=no_calls),
     Case("sim skill=nan", lambda ctx: run_sample(ctx, backend="sim:default,skill=nan"), 2, "skill"),
     Case("sim skill=2", lambda ctx: run_sample(ctx, backend="sim:default,skill=2"), 2, "skill"),
     # ... and what already held
     Case("an unknown backend", lambda ctx: run_sample(ctx, backend="acme:m"), 2, "unknown backend 'acme'"),
     Case("an unknown strategy", lambda ctx: run_sample(ctx)[:3] + ["-s", "nope"] + run_sample(ctx)[5:], 2, "nope"),
     Case("an unknown sim knob", lambda ctx: run_sample(ctx, backend="sim:default,zap=1"), 2, "zap"),
-    Case("--max-cost -1", lambda ctx: run_openai(ctx, "--max-cost", "-1"), 2, "--max-cost"),
+    Case("--max-cost -1", lambda ctx: run_openai(ctx, "--max-cost", "-1"), 2, "--max-cost",
+         check=no_calls),
     Case("--samples 0", lambda ctx: run_sample(ctx, "--samples", "0"), 2, "--samples"),
     Case("--concurrency 0", lambda ctx: run_sample(ctx, "--concurrency", "0"), 2,
          "--concurrency"),
     Case("openai without a key", lambda ctx: ["run", "--data", str(ctx.sample), "-s", "direct",
                                               "-b", "openai:gpt-4o", "-q", "--out", ctx.out],
          2, "OPENAI_API_KEY",
-         lambda ctx: ctx.monkeypatch.delenv("OPENAI_API_KEY", raising=False)),
+         lambda ctx: ctx.monkeypatch.delenv("OPENAI_API_KEY", raising=False), check=no_calls),
     # --- the file system: --out and --cache-dir ----------------------------------------------
     Case("--out naming a file", lambda ctx: run_sample(ctx, out=str(ctx.tmp / "afile")),
          2, "afile", a_file("afile")),
@@ -355,7 +328,15 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in CASES])
+ALL = [*CASES, *FILE_CASES, *COMMAND_CASES]
+
+
+def test_the_set_is_large_and_each_case_named_once():
+    names = [c.name for c in ALL]
+    assert len(names) == len(set(names)) and len(names) >= 140, len(names)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in ALL])
 def test_hostile(case, tmp_path, sample_data, fp, director_scenes, monkeypatch, run_main):
     ctx = Ctx(tmp_path, sample_data, fp, director_scenes, monkeypatch)
     try:

@@ -66,3 +66,39 @@ def test_import_unseen_api_loads_no_model_sdk_graph_or_array_library(tmp_path):
     for heavy in ("numpy", "statsmodels", "google.genai", "langgraph", "openai", "cv2"):
         assert heavy not in modules, heavy
     assert "unseen" in modules
+
+
+#: what the console script runs (pyproject's ``[project.scripts]``)
+ENTRY = "import sys; from unseen.entry import main; sys.exit(main())"
+
+
+def test_the_console_script_is_the_entry_that_handles_ctrl_c_first():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"]["unseen"] == "unseen.entry:main"
+
+
+def test_ctrl_c_while_the_command_line_imports_ends_quietly(tmp_path):
+    """The child creates its started file once its handling is in place, just before the
+    command line's imports (tenths of a second): a SIGINT sent then lands among them, and
+    ends the process with exit 130 and one word, never a traceback. Three times over."""
+    import os
+    import signal
+    import time
+
+    from unseen.entry import STARTED_ENV
+
+    for attempt in range(3):
+        started = tmp_path / f"started-{attempt}"
+        proc = subprocess.Popen([sys.executable, "-c", ENTRY, "strategies"], cwd=tmp_path,
+                                env={**os.environ, STARTED_ENV: str(started)}, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, err
+        assert (proc.returncode, err.strip()) == (130, "interrupted"), (proc.returncode, err)

@@ -116,19 +116,21 @@ def test_a_truncated_image_in_a_dataset_is_refused_when_it_loads(tmp_path):
 
 
 def test_each_image_is_decoded_once_then_known_by_its_digest(tmp_path, monkeypatch):
-    from unseen.engine import images
+    from unseen.engine import decoded as memo
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(memo, "_SEEN", set())
     folder = tmp_path / "d"
     folder.mkdir()
     Image.effect_noise((64, 64), 50).convert("RGB").save(folder / "ok.png")
     dataset(folder, "ok.png")
     decoded = []
-    real = images.open_image
-    monkeypatch.setattr(images, "open_image", lambda p, *a: decoded.append(p) or real(p, *a))
+    real = memo.open_image
+    monkeypatch.setattr(memo, "open_image", lambda p, *a: decoded.append(p) or real(p, *a))
     load_dataset(folder)
     assert len(decoded) == 1
-    images._decoded.cache_clear()  # as a new process would start: from the file
+    memo._known.cache_clear()  # as a new process would start: from the file
+    memo._SEEN.clear()
     load_dataset(folder)
     assert len(decoded) == 1
     (folder / "ok.png").write_bytes((folder / "ok.png").read_bytes()[:300])  # new bytes

@@ -126,9 +126,11 @@ def data_rooms(
     size: Annotated[str, typer.Option(help="Frame size WIDTHxHEIGHT.")] = "640x480",
 ) -> None:
     """Generate procedural rooms in SceneFun3D's format (scan, annotations, video, mesh)."""
+    from ..engine.paths import make_folder
     from ..evals.scenefunri.data.rooms import write_rooms
 
     width, height = _size(size)
+    make_folder(out_dir, "the folder", "choose another --out")  # before any room is drawn
     visits = write_rooms(out_dir, n_rooms=n, seed=seed, size=(width, height),
                          progress=err.is_terminal)
     out.print(f"wrote {len(visits)} visits to {out_dir}")

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .. import settings
 from ..engine.userfiles import first_problem, read_text
@@ -50,6 +50,13 @@ class RunFile(BaseModel):
     strict: bool = False
     max_cost: float | None = Field(None, gt=0.0)
     prices: str | None = None
+
+    @field_validator("data", "out", "profiles", "prices", "cache_dir")
+    @classmethod
+    def _a_path(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():  # it would name the file's own folder
+            raise ValueError("an empty path: give one, or leave the key out")
+        return value
 
 
 #: file key -> the command's parameter, where the two names differ

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ....engine.backend import Backend
 from ....engine.graph import Parsed, StrategyState, ask_node
-from ....engine.types import Decoding, ReasoningEffort, Reply, Request, Step
+from ....engine.types import Decoding, MaxTokens, ReasoningEffort, Reply, Request, Step, Temperature
 from ....strategies.kit import text_turn
 from ....strategies.registry import strategy
 from ..sim.traces import last_sentence, read_trace, trace_quotes
@@ -41,8 +41,8 @@ MAX_EFFORT: ReasoningEffort = "max"
 
 class CoderParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    temperature: float | None = None
-    max_tokens: int | None = None
+    temperature: Temperature | None = None
+    max_tokens: MaxTokens | None = None
     reasoning_effort: ReasoningEffort | None = MAX_EFFORT
     structured: bool = True  # send the codes' JSON schema (off for servers without it)
 

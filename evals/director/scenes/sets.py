@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from ....engine.errors import UnseenError
 from .files import SCENES_FILE
 from .layout import Layout, make_layout, rearranged
 from .render import Unreadable, render_scene, write_scene
@@ -14,6 +15,10 @@ from .render import Unreadable, render_scene, write_scene
 SETS = ("main", "rotated", "rearranged")
 DEFAULT_N = {"main": 160, "rotated": 150, "rearranged": 160}
 MAX_REDRAWS = 50
+
+
+class SceneSizeError(UnseenError, ValueError):
+    """A size at which no layout of a scene renders with every digit readable."""
 
 
 def _accepted(set_name: str, index: int, seed: int, size: tuple[int, int], supersample: int):
@@ -25,7 +30,9 @@ def _accepted(set_name: str, index: int, seed: int, size: tuple[int, int], super
             return render_scene(layout, *size, supersample=supersample)
         except Unreadable:
             continue
-    raise RuntimeError(f"{set_name}-{index:03d}: no readable layout in {MAX_REDRAWS} draws")
+    raise SceneSizeError(f"{set_name}-{index:03d}: no layout renders with every digit readable "
+                         f"at {size[0]}x{size[1]} in {MAX_REDRAWS} draws; render at a larger "
+                         "size nearer 4:3 (the default is 1024x768)")
 
 
 def build_set(set_name: str, out: str | Path, n: int | None = None, seed: int = 0,

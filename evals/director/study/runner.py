@@ -16,12 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
+from ....engine.decoded import check_decodes
 from ....engine.errors import UnseenError
+from ....engine.images import ImageError, file_digest
 from ....engine.runner import WorkItem, trajectory_key
 from ....engine.types import Instance
 from ..scenes.dataset import load_scenes
@@ -52,30 +55,55 @@ def scene_sets(design: Design, names: Sequence[str], root: Path,
             sizes = ", ".join(f"{w}x{h}" for w, h in sorted(got))
             raise StudyError(f"{folder} holds scenes of {sizes}; the design asks {design.size} "
                              "(set size in the design, or render the scenes at its size)")
+        for inst in instances[:want]:
+            decodes(folder, inst)
         out[name] = (instances[:want], fingerprint)
     return out
 
 
+def decodes(folder: Path, inst: Instance) -> None:
+    """Refuse a scene whose image does not decode whole (a truncated or empty file would go
+    to the provider as it is); once per image, as SceneFunRI's data: a digest that decoded
+    is remembered (``engine.decoded``)."""
+    try:
+        check_decodes(inst.image, file_digest(inst.image))
+    except ImageError as exc:
+        raise StudyError(f"{folder / SCENES_FILE}: scene {inst.id}: image {exc.path}: "
+                         f"{exc.reason}") from None
+
+
 def plan_calls(design: Design, backends: list, names: list[str], specs: dict,
-               sets: dict[str, tuple[list[Instance], str]]) -> list[WorkItem]:
-    """Every call of the study, each model's batches shuffled, models interleaved."""
-    per_model: list[list[WorkItem]] = []
-    for b_index, (backend, model) in enumerate(zip(backends, names, strict=True)):
-        calls: list[WorkItem] = []
-        for batch in design.batches:
-            block = []
-            for s_index, cond in enumerate(batch.conditions_for(model)):
-                spec = specs[(batch.name, cond)]
-                for set_name in batch.sets:
-                    for i, inst in enumerate(sets[set_name][0]):
-                        for sample in range(design.samples):
-                            key = trajectory_key(inst.id, spec.label, backend.spec, sample)
-                            block.append(WorkItem(key, inst, spec, backend, sample,
-                                                  (b_index, s_index, i)))
-            random.Random(f"{design.seed}/{model}/{batch.name}").shuffle(block)  # §3 "Batches"
-            calls += block
-        per_model.append(calls)
-    return [item for group in zip_longest(*per_model) for item in group if item is not None]
+               sets: dict[str, tuple[list[Instance], str]]) -> Iterator[WorkItem]:
+    """Every call of the study, each model's batches shuffled, models interleaved; each
+    call made as it is asked for (a batch holds only its order: a shuffled array of
+    positions, 4 bytes a call)."""
+    per_model = [_model_calls(design, b_index, backend, model, specs, sets)
+                 for b_index, (backend, model) in enumerate(zip(backends, names, strict=True))]
+    for group in zip_longest(*per_model):
+        yield from (item for item in group if item is not None)
+
+
+def _model_calls(design: Design, b_index: int, backend: Any, model: str, specs: dict,
+                 sets: dict[str, tuple[list[Instance], str]]) -> Iterator[WorkItem]:
+    """One model's calls, batch by batch, each batch in its seeded order (§3 "Batches").
+
+    A batch's calls, listed condition by condition, set by set, scene by scene, sample by
+    sample, are put in the order ``random.Random(seed).shuffle`` gives a list of them: the
+    permutation depends only on the length, so shuffling their positions gives it."""
+    for batch in design.batches:
+        conds = batch.conditions_for(model)
+        scenes = [(inst, i) for set_name in batch.sets for i, inst in enumerate(sets[set_name][0])]
+        per_cond = len(scenes) * design.samples
+        n = per_cond * len(conds)
+        order = array("I" if n < 2**32 else "Q", range(n))
+        random.Random(f"{design.seed}/{model}/{batch.name}").shuffle(order)
+        labels = [specs[(batch.name, c)].label for c in conds]
+        for pos in order:
+            s_index, rest = divmod(pos, per_cond)
+            scene, sample = divmod(rest, design.samples)
+            (inst, i), spec = scenes[scene], specs[(batch.name, conds[s_index])]
+            key = trajectory_key(inst.id, labels[s_index], backend.spec, sample)
+            yield WorkItem(key, inst, spec, backend, sample, (b_index, s_index, i))
 
 
 def fingerprint(sets: dict[str, tuple[list[Instance], str]]) -> str:

@@ -19,7 +19,16 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from ....engine.backend import Backend
 from ....engine.graph import Parsed, StrategyState, ask_node
-from ....engine.types import AnswerSpec, Decoding, ReasoningEffort, Reply, Request, Step
+from ....engine.types import (
+    AnswerSpec,
+    Decoding,
+    MaxTokens,
+    ReasoningEffort,
+    Reply,
+    Request,
+    Step,
+    Temperature,
+)
 from ....strategies.kit import image_turn, text_turn
 from ....strategies.registry import StrategyError, strategy
 from .oracle import DirectorTruth, SceneKey
@@ -37,8 +46,8 @@ class DirectorParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     condition: str = ""
     batch: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
+    temperature: Temperature | None = None
+    max_tokens: MaxTokens | None = None
     reasoning_effort: ReasoningEffort | None = "medium"
 
     @field_validator("condition")

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ....engine.box import Box, BoxError
+from ....engine.decoded import check_decodes
 from ....engine.errors import UnseenError
-from ....engine.images import ImageError, check_decodes, file_digest, inside, open_image
+from ....engine.images import ImageError, file_digest, format_problem, inside, open_image
 from ....engine.types import Instance
 from ....engine.userfiles import iter_lines
 
@@ -113,6 +114,9 @@ def _instance(root: Path, path: Path, lineno: int, raw: str,
             raise _line_error(path, lineno, f"missing field {key!r}")
         if not isinstance(obj[key], kind):
             raise _line_error(path, lineno, f"field {key!r} must be a {kind.__name__}")
+    for key in ("id", "instruction"):
+        if not obj[key].strip():
+            raise _line_error(path, lineno, f"field {key!r} is empty")
     try:
         why = _not_text(obj)
     except RecursionError:
@@ -130,6 +134,8 @@ def _instance(root: Path, path: Path, lineno: int, raw: str,
     try:
         with open_image(image) as im:
             width, height = im.size
+            if why := format_problem(image, im.format):
+                raise ImageError(image, why)
     except ImageError as exc:
         raise _line_error(path, lineno, f"unreadable image {obj['image']}: {exc.reason}") from None
     try:

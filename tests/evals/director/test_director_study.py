@@ -230,7 +230,7 @@ def _plan(design, names, scenes):
     clients = [connect(f"sim:default,seed={i}") for i in range(len(names))]
     specs = {(b.name, c): build(("director", {"condition": c, "batch": b.name}))
              for b in design.batches for c in b.conditions}
-    return plan_calls(design, clients, names, specs, sets)
+    return list(plan_calls(design, clients, names, specs, sets))  # made as asked for
 
 
 def test_each_batch_runs_in_one_seeded_random_order_per_model(tiny, scenes):
