@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from helpers import tiny_design
 
+from unseen import run_study
 from unseen.api import run
-from unseen.director import run_study
 from unseen.engine import journal, runner
-from unseen.evals.director import runner as director_runner
-from unseen.evals.director.study import load_design
+from unseen.evals.director.study import runner as director_runner
+from unseen.evals.director.study.design import load_design
 
 CALLS = 100_000  # planned by each run below
 
