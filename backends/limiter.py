@@ -33,8 +33,10 @@ decrease (AIMD, as TCP's congestion window), with the provider's own hints.
   ``RATE_MARGIN`` of it, and each 429 measures it again. The pace then grows additively
   (``PROBE`` of itself a second), so a rate measured low or a limit raised is found, and
   that growth halves after each 429, to ``PROBE_MIN``: each probe that meets the limit
-  costs a 429 or two, and slower probes make them rarer. The window holds meanwhile (it
-  grows only while full): the pace binds.
+  costs a 429 or two, and slower probes make them rarer. A 429 while the provider took
+  about what the pace sends (``KEEP``) is no limit's doing (a fault, as in
+  ``benchmarks/soak.py``): cutting on it would spiral the pace down, so the pace holds and
+  grows fast again. The window holds meanwhile (it grows only while full): the pace binds.
 
 The limit's course (``history``: seconds since the start and the limit, whenever it
 changes by a whole call) and the 429 count go to run.json.
@@ -54,8 +56,10 @@ from ..engine.backend import RateHints
 START = 4  # calls in flight at first (or the ceiling, when lower)
 RATE_MARGIN = 0.95  # the share of the estimated refill rate the mirror counts on
 MIN_SPAN_S = 2.0  # the least time between two 429s whose accepted calls say a rate
-EARLY = 0.7  # the share of the rate accepted so far paced at after the first 429
-PROBE_FAST = 0.1  # a paced rate's growth a second (a share of itself) until one is estimated
+KEEP = 0.97  # took this share of the pace or more between two 429s: no limit's doing
+EARLY = 0.7  # the share of the last second's calls paced at after the first 429
+PROBE_FAST = 0.1  # a paced rate's growth a second (a share of itself) until a rate is
+#   estimated, and after a 429 that was no limit's doing
 PROBE = 0.01  # ... once one is, at first
 PROBE_MIN = 0.0025  # ... and after 429s have halved it
 TIE_S = 0.05  # calls started this close together may reach the provider in any order
@@ -259,30 +263,36 @@ class AdaptiveLimit:
     def _repace(self, ticket: Ticket, now: float) -> None:
         """A 429 with no bucket headers: the provider's bucket is empty now. If it was at a
         429 at least ``MIN_SPAN_S`` ago, the calls it accepted in between are its rate: pace
-        at a margin under it. Else (the first 429s) pace at ``EARLY`` of the rate accepted so
-        far, or of the pace, once per window, and grow fast (``PROBE_FAST``) to the next."""
+        at a margin under it, unless it took about what the pace sends (``KEEP``): then the
+        429 says nothing of the rate (a provider's fault, not a limit) and the pace grows
+        fast again. Before (the first 429s) pace at ``EARLY`` of the last second's calls,
+        or of the pace, once per window, and grow fast (``PROBE_FAST``) to the next."""
         accepted = self._started - self.rate_limited
         earlier = [m for m in self._marks if now - m[0] >= MIN_SPAN_S]
         self._marks.append((now, accepted))
+        pace = self._pace.rate if self._pace is not None else None
+        if pace is not None and ticket.epoch != self._epoch:
+            return  # a call sent before the pace was last set: it has answered for it
         if earlier:
             t, n = earlier[-1]
-            rate = RATE_MARGIN * max(accepted - n, 1) / (now - t)
+            took = max(accepted - n, 1) / (now - t)
+            if pace and took >= KEEP * pace:
+                self._probe = None
+                return
+            rate = RATE_MARGIN * took
             if self._probe is not None:  # the next probe goes slower
                 self._probe = max(PROBE_MIN, self._probe / 2)
             else:
                 self._probe = PROBE
-        elif self._pace is None:
+        elif pace is None:
             # the calls of the last round trip (or second), less this one: a rate at which
             # the provider's bucket ran out
             span = max(self._rtt or 0.0, 1.0)
             sent = sum(1 for t in self._admits if now - t <= span) - 1
             rate = EARLY * max(sent, 1) / span
-            self._epoch += 1
-        elif ticket.epoch == self._epoch:
-            rate = EARLY * (self._pace.rate or 1.0)
-            self._epoch += 1
         else:
-            return  # a call sent before the last decrease
+            rate = EARLY * pace
+        self._epoch += 1
         # no burst: after any pause the calls come one by one at the pace
         self._pace = Mirror(1.0, 0.0, now, rate)
 

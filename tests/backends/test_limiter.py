@@ -183,6 +183,41 @@ async def test_bare_429s_pace_the_calls_at_the_rate_the_provider_accepted():
     assert lim.current == 8 and lim.rate_limited == 2
 
 
+async def test_a_429_the_pace_did_not_cause_leaves_it_growing():
+    """No headers. Sixteen calls start and one gets a 429 (pace 0.7 x 15 = 10.5 a second);
+    twenty more go through; a 429 2.9 s after the first says the provider took 20 calls in
+    2.9 s: the pace is cut to 0.95 x 6.90 = 6.55. Five calls at that pace go through, then
+    a 429: since the first 429 the provider took 25 calls in 3.83 s, 6.53 a second, about
+    what the pace sends (6.60): no limit's doing. The pace is kept and grows fast again (0.1
+    a call): ten calls on it is 7.60, and the next call waits 1 / 7.60 = 0.13 s (cut again,
+    to 0.95 x 6.53 = 6.20, it would wait 0.16 s)."""
+    clock = Clock()
+    lim = AdaptiveLimit(32, start=16, clock=clock)
+    first = [await lim.acquire() for _ in range(16)]
+    await lim.release(first[0], rate_limited=True)
+    for ticket in first[1:]:
+        await lim.release(ticket)
+
+    async def calls_every(seconds: float, n: int) -> None:
+        for _ in range(n):  # each finds the pace ready: no wait
+            clock.now += seconds
+            await lim.release(await asyncio.wait_for(lim.acquire(), 5))
+
+    await calls_every(0.12, 20)
+    clock.now = 102.9
+    await lim.release(await asyncio.wait_for(lim.acquire(), 5), rate_limited=True)
+    await calls_every(0.155, 5)
+    clock.now += 0.155
+    await lim.release(await asyncio.wait_for(lim.acquire(), 5), rate_limited=True)
+    await calls_every(0.155, 10)
+    waiting = asyncio.ensure_future(lim.acquire())
+    await tick(lim, clock, 0.12)
+    assert not waiting.done()
+    await tick(lim, clock, 0.02)
+    await asyncio.wait_for(waiting, 5)
+    assert lim.rate_limited == 3
+
+
 async def test_slow_start_spreads_a_round_trips_calls_without_headers():
     """Four calls come back after 0.5 s: the limit is 8, and the calls it lets in start
     0.5 / 8 = 0.0625 s apart rather than at once."""
