@@ -143,6 +143,7 @@ class Reliable:
             t0 = time.perf_counter()
             retry_after: float | None = None
             hints = None
+            used: int | None = None  # the reply's tokens, for the limiter's token mirror
             # adaptive: a slot per attempt, free while backing off
             epoch = await self.limiter.acquire() if self.limiter.adaptive else None
             limited = False
@@ -161,6 +162,7 @@ class Reliable:
                     raise ProviderError("empty", "the provider returned no text")
                 if reply.latency_s == 0.0:
                     reply = reply.model_copy(update={"latency_s": time.perf_counter() - t0})
+                used = reply.usage.input_tokens + reply.usage.output_tokens
                 return reply
             except ProviderError as exc:
                 kind, message, status, retry_after = exc.kind, exc.message, exc.status, exc.retry_after
@@ -177,7 +179,7 @@ class Reliable:
                     retry_after <= self.max_retry_after_s else None
                 if epoch is not None:
                     await self.limiter.release(epoch, rate_limited=limited,
-                                               retry_after=pause, hints=hints)
+                                               retry_after=pause, hints=hints, tokens=used)
             if retry_after is not None and retry_after > self.max_retry_after_s:
                 message += f" (Retry-After {retry_after:g} s exceeds {self.max_retry_after_s:g} s)"
                 kind = "quota" if kind == "rate_limit" else kind

@@ -204,11 +204,12 @@ class Spread:
             epoch: Any = await server.limit.acquire() if server.limit is not None else 0
             server.outstanding += 1
             server.calls += 1
-            limited, pause, hints = False, None, None
+            limited, pause, hints, used = False, None, None, None
             try:
                 RATE_HINTS.set(None)
                 reply = await server.backend.complete(request)
                 hints = RATE_HINTS.get()
+                used = reply.usage.input_tokens + reply.usage.output_tokens
             except ProviderError as exc:
                 limited, pause, hints = exc.kind == "rate_limit", exc.retry_after, exc.hints
                 if exc.kind not in DOWN_KINDS:
@@ -224,7 +225,7 @@ class Spread:
                 if server.limit is not None:
                     await server.limit.release(epoch, rate_limited=limited,
                                                retry_after=pause if limited else None,
-                                               hints=hints)
+                                               hints=hints, tokens=used)
             self._up(server)
             RATE_HINTS.set(hints)
             return reply

@@ -44,6 +44,7 @@ from .errors import UnseenError
 from .graph import StrategySpec
 from .images import holding
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
+from .limits import Gauge, add_gauges, gauge, limits_text, merge
 from .lock import hold
 from .redact import scrub
 from .rundir import kind_of
@@ -177,20 +178,6 @@ def _who_answers(backends: Collection[Backend]) -> str:
                             if k in kinds) + ")"
 
 
-def limits_text(backends: Collection[Backend]) -> str:
-    """The progress line's word on rate limits, once a provider has sent a 429: the calls
-    in flight each backend allows now, of its ceiling, and the 429s so far."""
-    limits = [lim for b in backends if (lim := getattr(b, "limiter", None)) is not None]
-    servers = [s.limit for b in backends for s in getattr(b, "servers", ())
-               if getattr(s, "limit", None) is not None]
-    seen = sum(lim.rate_limited for lim in [*limits, *servers])
-    if not seen:
-        return ""
-    now = sum(lim.current for lim in (servers or limits))
-    ceiling = sum(lim.ceiling for lim in limits)
-    return f" · limit {min(now, ceiling)}/{ceiling} · 429s {seen}"
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -250,6 +237,30 @@ class Runner:
         self.progress = progress
         self.processes = processes
         self.setup = setup
+        # sharded: what each shard (0: this process's own) last said of its backends'
+        # limits (``limits.py``: its ``gauge`` and, once done, its ``snapshot``), and the
+        # backends of this process's shard while it runs
+        self.shard_reports: dict[int, dict[str, Any]] = {}
+        self.own_backends: list[Backend] | None = None
+
+    def _sharded(self) -> bool:
+        return self.processes > 1 and self.setup is not None
+
+    def gauge(self) -> Gauge:
+        """The backends' limits now, added up over the shards of a sharded run."""
+        if not self._sharded():
+            return gauge(self.backends)
+        parts = [r["gauge"] for r in self.shard_reports.values() if "gauge" in r]
+        if self.own_backends is not None:
+            parts.append(gauge(self.own_backends))
+        return add_gauges(parts)
+
+    def shard_state(self) -> dict[str, dict[str, Any]] | None:
+        """A sharded run's backends' limits and server counts, merged over its shards
+        (``limits.merge``); None for a run in one process (its backends hold them)."""
+        if not self._sharded():
+            return None
+        return merge([r["snapshot"] for r in self.shard_reports.values() if "snapshot" in r])
 
     @classmethod
     def from_plan(cls, plan: Plan, backends: list[Backend], run_dir: Path, **kwargs: Any) -> Self:
@@ -471,7 +482,11 @@ class Runner:
                 result.first_s = elapsed
             progress.update(task, advance=1, errors=result.errors, cached=result.cache_hits,
                             rate=f"{result.done / elapsed:.1f}" if elapsed > 0 else "0.0",
-                            limits=limits_text(self.backends))
+                            limits=limits_text(self.gauge()))
+
+        def report(shard: int, state: dict[str, Any]) -> None:
+            with lock:  # a shard's receiver thread: the progress line reads them
+                self.shard_reports.setdefault(shard, {}).update(state)
 
         def sink(traj: Trajectory) -> None:
             writer.append(traj)
@@ -487,10 +502,13 @@ class Runner:
         budget = BUDGET.set(self.budget)  # the calls of every trajectory see it
         try:
             with progress:
-                if self.processes > 1 and self.setup is not None:
+                if self._sharded():
                     from .shards import run_sharded
 
-                    await run_sharded(self, done, sum(todo.values()), writer, count, sink)
+                    await run_sharded(self, done, sum(todo.values()), writer, count, sink,
+                                      report)
+                    # the shards' last word, after their last trajectories
+                    progress.update(task, limits=limits_text(self.gauge()))
                 else:
                     await self.drain(self._capped(self._items(done), result), sink)
         finally:

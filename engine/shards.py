@@ -5,7 +5,11 @@ callable (compiled graphs and network clients do not cross process boundaries), 
 share of the plan's positions (every k-th, less those done) as it goes, runs them on its own
 event loop, and streams each finished trajectory back as
 one JSON line; the parent alone writes the journal. A backend's concurrency limit is divided
-among the shards. A shard that dies leaves its unfinished items for the next resume.
+among the shards. A shard also sends its backends' limits up the same pipe (``limits.py``,
+a line that starts with ``L``): their gauge before a trajectory whenever it changed, so the
+parent's progress line shows the limits and 429s of all shards, and their snapshot when it
+is done, so run.json records each backend's course and 429s over all shards. A shard that
+dies leaves its unfinished items for the next resume.
 
 Shards end quietly when the parent is gone (a SIGKILL): at the next trajectory they send or
 within half a second, whichever comes first, with nothing printed, since nothing could
@@ -18,6 +22,7 @@ the middle of its imports; the parent stops the shards.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import multiprocessing as mp
@@ -30,6 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from .journal import JournalWriter
+from .limits import gauge, snapshot
+
+#: the first byte of a line that carries a shard's limits, not a trajectory (``{``)
+LIMITS = b"L"
 
 #: runs of fewer trajectories than this take one process by default: shard start-up (about
 #: 3 s of interpreter, imports and clients per shard) outweighs a second core there
@@ -55,12 +64,21 @@ def _child(setup: Callable, instances: list, shard: tuple[int, int], done: froze
     Runner = config["runner_class"]  # the parent's, so this module never imports the runner
 
     _exit_when_orphaned()
+    backends: list = []
+    said: dict = {}
 
-    def send(t: Any) -> None:
+    def up(data: bytes) -> None:
         try:
-            conn.send_bytes(t.model_dump_json().encode())
+            conn.send_bytes(data)
         except OSError:  # the parent is gone: nothing can journal this or the rest
             os._exit(0)
+
+    def send(t: Any) -> None:
+        nonlocal said
+        if (now := gauge(backends)) != said:  # the limits first: the line counts this
+            up(LIMITS + json.dumps({"gauge": now}).encode())
+            said = now
+        up(t.model_dump_json().encode())
 
     try:
         per_backend = max(1, math.ceil(config["_concurrency"]))
@@ -73,6 +91,8 @@ def _child(setup: Callable, instances: list, shard: tuple[int, int], done: froze
         async def go() -> None:
             try:
                 await runner.drain(work, send)
+                up(LIMITS + json.dumps({"gauge": gauge(backends),
+                                        "snapshot": snapshot(backends)}).encode())
             finally:
                 for backend in backends:
                     await backend.aclose()
@@ -98,24 +118,30 @@ def _exit_when_orphaned(every_s: float = 0.5) -> None:
 
 
 async def _own_shard(runner: Any, done: frozenset[str], shards: int, concurrency: int,
-                     sink: Callable) -> None:
+                     sink: Callable, report: Callable) -> None:
     """This process's share (shard 0), on backends rebuilt with the per-shard concurrency."""
     strategies, backends, score = runner.setup(concurrency)
     local = type(runner)(runner.instances, strategies, backends, runner.run_dir, runner.config,
                          samples=runner.samples, score=score, progress=False)
+    runner.own_backends = backends  # the progress line reads their limits as they go
     try:
         await local.drain(local.nested(done, 0, shards), sink)
+        report(0, {"gauge": gauge(backends), "snapshot": snapshot(backends)})
     finally:
+        runner.own_backends = None
         for backend in backends:
             await backend.aclose()
 
 
-def _receive(conn: Any, writer: JournalWriter, count: Callable) -> None:
+def _receive(conn: Any, writer: JournalWriter, count: Callable, report: Callable) -> None:
     while True:
         try:
             line = conn.recv_bytes()
         except (EOFError, OSError):
             return
+        if line[:1] == LIMITS:
+            report(json.loads(line[1:]))
+            continue
         rec = json.loads(line)
         writer.append_line(line)
         err = rec.get("error")
@@ -151,11 +177,13 @@ def _context() -> Any:
 
 
 async def run_sharded(runner: Any, done: set[str], todo: int, writer: JournalWriter,
-                      count: Callable, sink: Callable) -> None:
+                      count: Callable, sink: Callable,
+                      report: Callable[[int, dict], None]) -> None:
     """Run the ``todo`` items of ``runner``'s plan not in ``done`` over ``runner.processes``
     shards, each making its own share of the plan's positions as it goes (no list of the
     items is made or sent): this process takes the first, so its work starts while the
-    others start; raise if a shard could not start or died."""
+    others start; raise if a shard could not start or died. ``report(shard, state)`` gets
+    what each shard says of its backends' limits."""
     k = max(1, min(runner.processes, todo))
     finished = frozenset(done)  # sent to each shard, which skips what it holds
     ctx = _context()
@@ -179,8 +207,9 @@ async def run_sharded(runner: Any, done: set[str], todo: int, writer: JournalWri
                                                     finished, send_conn, config), daemon=True)
             proc.start()
             send_conn.close()  # the child holds the only sending end: EOF when it exits
-            thread = threading.Thread(target=_receive, args=(recv_conn, writer, count),
-                                      daemon=True)
+            thread = threading.Thread(
+                target=_receive, daemon=True,
+                args=(recv_conn, writer, count, functools.partial(report, j)))
             thread.start()
             procs.append(proc)
             threads.append(thread)
@@ -188,7 +217,7 @@ async def run_sharded(runner: Any, done: set[str], todo: int, writer: JournalWri
     launcher = threading.Thread(target=launch, daemon=True)
     launcher.start()
     try:
-        await _own_shard(runner, finished, k, max(1, math.ceil(limit / k)), sink)
+        await _own_shard(runner, finished, k, max(1, math.ceil(limit / k)), sink, report)
         await asyncio.to_thread(launcher.join)
         if failures:
             raise RuntimeError(f"could not start the shard processes: {failures[0]!r}") \

@@ -363,6 +363,22 @@ def echo_key(status: int = 401) -> Callable[[Recorded], Error]:
     return behave
 
 
+def limited_once(then: Reply) -> Callable[[Recorded], Reply | Error]:
+    """A behaviour: each request a 429 (Retry-After 0, no rate-limit headers) the first
+    time its body comes, ``then`` when it comes again; so a run gets one 429 a call."""
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def behave(rec: Recorded) -> Reply | Error:
+        key = json.dumps(rec.body, sort_keys=True)
+        with lock:
+            first = key not in seen
+            seen.add(key)
+        return Error(429, headers={"Retry-After": "0"}) if first else then
+
+    return behave
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True

@@ -39,6 +39,7 @@ from .engine.benchmark import get as get_benchmark
 from .engine.cache import ReplyCache
 from .engine.decoded import decoded_store
 from .engine.errors import UnseenError
+from .engine.limits import snapshot
 from .engine.lock import hold
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner, RunResult, check_pairing
@@ -82,20 +83,23 @@ def _shard_setup(concurrency: int, *, benchmark: str, request: RunRequest, insta
     return bench.strategies(request), clients, bench.scorer(request)
 
 
-def _record_backend_state(run: RunDir, clients: list) -> None:
+def _record_backend_state(run: RunDir, clients: list,
+                          shards: dict[str, dict[str, Any]] | None = None) -> None:
     """What the backends learnt while the run went on, into run.json's backend descriptions:
     per-server counts of backends spread over several servers (replacing those of an
     earlier session), the adaptive concurrency's course and 429s, and the parameters a
-    provider rejected (added to those recorded)."""
+    provider rejected (added to those recorded). A sharded run's counts, course and 429s
+    are its shards' (``shards``: ``Runner.shard_state``), summed over them."""
     run = RunDir(run.path)  # the runner has written run.json since
     config = run.config
     if config is None:
         return
-    counts = {c.spec: n for c in clients if (n := c.server_counts()) is not None}
+    if shards is None:
+        shards = snapshot(clients)
+    counts = {spec: e["servers"] for spec, e in shards.items() if "servers" in e}
+    limits = {spec: e["course"] for spec, e in shards.items() if "course" in e}
     dropped = {c.spec: d for c in clients if (d := c.describe().get("dropped_params"))}
     batches = {c.spec: b for c in clients if (b := c.describe().get("batch"))}
-    limits = {c.spec: lim.record() for c in clients
-              if (lim := getattr(c, "limiter", None)) is not None and lim.adaptive}
     for desc in config.backends:
         spec = desc.get("spec")
         if spec in counts:
@@ -409,8 +413,7 @@ async def run_async(
                                       processes=processes, max_cost=max_cost, cost_of=cost_of,
                                       spent_before=spent_before)
             result = await runner.run()
-            if processes == 1:  # shard processes keep their own counts
-                _record_backend_state(run, clients)
+            _record_backend_state(run, clients, runner.shard_state())
             return result
     finally:
         for c in clients:

@@ -9,7 +9,7 @@ from unseen.backends.http_errors import retry_after, status_kind
 from unseen.backends.reliable import Reliable
 from unseen.engine.backend import ProviderError
 from unseen.engine.cache import ReplyCache
-from unseen.engine.types import Message, Reply, Request, TextPart
+from unseen.engine.types import Message, Reply, Request, TextPart, Usage
 
 
 class Scripted(BaseBackend):
@@ -166,3 +166,13 @@ def test_retry_after_header_forms():
     assert retry_after({}) is None and retry_after(None) is None
     assert retry_after({"Retry-After": "garbage"}) is None
     assert retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+
+
+async def test_the_limiter_counts_a_call_at_the_tokens_replies_used():
+    """The token mirror (``limiter.py``) counts a call at the mean tokens of the replies."""
+    inner = Scripted(Reply(text="a", usage=Usage(input_tokens=900, output_tokens=20)),
+                     Reply(text="b", usage=Usage(input_tokens=1100, output_tokens=20)))
+    rel = wrap(inner)
+    for _ in range(2):
+        await rel.complete(REQ)
+    assert rel.limiter.per_call == 1020

@@ -1,10 +1,13 @@
 """Sharding a run over processes gives the same journal as one process."""
 
 import json
+import re
 
 import pytest
+from fake_providers import FakeProvider, Reply, limited_once
 
 import unseen
+from unseen.engine.limits import merge_courses
 from unseen.evals.scenefunri.data.sample import write_test_set
 
 
@@ -89,3 +92,63 @@ def test_a_run_without_processes_asks_the_default_with_its_size(tmp_path, monkey
     unseen.run(data, ["direct"], ["sim"], out=tmp_path / "r2", cache=False, progress=False,
                processes=1, limit=2)
     assert len(asked) == 1
+
+
+def test_a_sharded_run_adds_its_shards_limits_up(tmp_path, run_main):
+    """Two processes against a provider that answers each call's first try with a 429:
+    run.json records the backend's course and all eight 429s, summed over the two shards
+    (four calls each), and the progress line shows the limit of both and the 429s."""
+    data = write_test_set(tmp_path / "data")
+    model = "Qwen/Qwen3-VL-8B"
+    with FakeProvider(limited_once(Reply('{"bbox_2d": [100, 200, 300, 400]}'))).serve(
+            model) as fp:
+        code, out, err = run_main(["run", "--data", str(data), "-s", "direct",
+                                   "-b", f"vllm:{model}@{fp.url}", "--limit", "8",
+                                   "--processes", "2", "--concurrency", "8", "--no-cache",
+                                   "--out", str(tmp_path / "r")])
+        sent = sum(1 for r in fp.requests if "completions" in r.path)
+    assert code == 0, err
+    assert sent == 16  # each call twice: the 429, then the answer
+    desc = json.loads((tmp_path / "r" / "run.json").read_text())["backends"][0]
+    course = desc["concurrency_course"]
+    assert course["rate_limited"] == 8 and course["processes"] == 2
+    assert course["ceiling"] == 8  # four a shard
+    line = next(ln for ln in (out + err).splitlines() if "running" in ln)
+    assert re.search(r"limit \d+/8 · 429s 8$", line.strip()), line
+
+
+@pytest.mark.slow
+def test_a_sharded_run_adds_each_servers_counts_up(tmp_path):
+    """Two servers behind one backend, two processes: each server's calls and 429s in
+    run.json are those it got from both shards."""
+    data = write_test_set(tmp_path / "data")
+    model = "Qwen/Qwen3-VL-8B"
+    reply = Reply('{"bbox_2d": [100, 200, 300, 400]}')
+    with FakeProvider(limited_once(reply)).serve(model) as one, \
+            FakeProvider(limited_once(reply)).serve(model) as two:
+        unseen.run(data, ["direct"], [f"vllm:{model}@{one.url},{two.url}"], limit=8,
+                   processes=2, concurrency=8, cache=False, progress=False,
+                   out=tmp_path / "r")
+        got = {}
+        for fp in (one, two):
+            bodies = [json.dumps(r.body, sort_keys=True) for r in fp.requests
+                      if "completions" in r.path]
+            got[fp.url] = (len(bodies), len(set(bodies)))  # calls, 429s (each first try)
+    desc = json.loads((tmp_path / "r" / "run.json").read_text())["backends"][0]
+    counts = {c["url"].removesuffix("/v1"): c for c in desc["server_counts"]}
+    assert {url: (c["calls"], c["concurrency"]["rate_limited"]) for url, c in counts.items()} \
+        == got
+    assert all(c["concurrency"]["processes"] == 2 for c in counts.values())
+
+
+def test_shards_courses_add_up_on_one_clock():
+    """A shard started at 1,000.0 s: 4 calls, 8 at 1 s, 4 at 3 s; another at 1,000.5 s:
+    4, 2 at 1 s (1,001.5). Together: 4 from 0 s, 8 at 0.5, 12 at 1, 10 at 1.5, 6 at 3."""
+    a = {"ceiling": 16, "limit": 4, "rate_limited": 1, "started_at": 1000.0,
+         "history": [[0.0, 4], [1.0, 8], [3.0, 4]]}
+    b = {"ceiling": 16, "limit": 2, "rate_limited": 2, "started_at": 1000.5,
+         "history": [[0.0, 4], [1.0, 2]]}
+    both = merge_courses([a, b])
+    assert both["history"] == [[0.0, 4], [0.5, 8], [1.0, 12], [1.5, 10], [3.0, 6]]
+    assert (both["ceiling"], both["limit"], both["rate_limited"]) == (32, 6, 3)
+    assert both["started_at"] == 1000.0 and both["processes"] == 2
