@@ -25,17 +25,18 @@ from .journal import (
     JournalError,
     check_head,
     checked,
+    head_at,
+    head_of,
     latest,
-    loads,
+    parse_line,
     read_run_json,
 )
 from .lock import hold
 from .records import TrajectoryRecord
-from .redact import scrub, scrubber
+from .redact import scrub
+from .scrubbed import Cleaner
 from .types import RunConfig
 from .userfiles import read_json_object
-
-_STEPS = b'"steps"'
 
 
 class RunDirError(UnseenError, ValueError):
@@ -99,13 +100,9 @@ def who(model: str, kind: str, *, loud: bool = False) -> str:
 def _head(line: bytes) -> dict[str, Any] | None:
     """The record's fields before ``steps``, parsed without the steps (the whole record when
     they cannot be cut off); None for a line that is not a JSON object."""
-    at = line.find(_STEPS)
-    cut = line.rfind(b",", 0, at) if at > 0 else -1
-    if cut > 0:
-        try:
-            return loads(line[:cut] + b"}")
-        except (ValueError, RecursionError):
-            pass
+    at = head_at(line)
+    if at > 0 and (head := head_of(line, at)) is not None:
+        return head
     try:
         rec = json.loads(line)
     except (ValueError, RecursionError):
@@ -223,7 +220,7 @@ class RunDir:
         """The current record of each key as a :class:`Head` (one pass, steps not parsed)."""
         last: dict[str, Head] = {}
         offset = 0
-        clean = scrubber()  # the keys in use, looked up once for the whole pass
+        cleaner = Cleaner(self.journal)  # the keys in use, looked up once for the whole pass
         journal = self.journal
         with open(journal, "rb") as fh:
             for n, line in enumerate(fh, start=1):
@@ -236,6 +233,7 @@ class RunDir:
                 rec = check_head(journal, n, raw)
                 err = rec["error"]
                 message = err["message"] if err else ""
+                clean = cleaner.clean(offset, line) if message else None
                 last[rec["key"]] = Head(
                     key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
                     strategy=rec["strategy"], backend=rec["backend"],
@@ -243,7 +241,7 @@ class RunDir:
                     simulated=bool(rec["simulated"]),
                     params=rec["params"] or {}, metrics=rec["metrics"] or {},
                     prediction=rec["prediction"], error_kind=err["kind"] if err else None,
-                    error_message=clean(message) if message else "", offset=offset, length=size,
+                    error_message=clean(message) if clean else message, offset=offset, length=size,
                     notes=rec["notes"] or {})
                 offset += size
         return list(last.values())
@@ -254,8 +252,8 @@ class RunDir:
             fh.seek(head.offset)
             raw = fh.read(head.length)
         try:
-            rec = loads(scrub(raw.decode("utf-8")))
-        except (ValueError, RecursionError):  # changed since the heads were read
+            rec = parse_line(self.journal, 0, raw, Cleaner(self.journal).clean(head.offset, raw))
+        except JournalError:  # changed since the heads were read
             raise JournalError(f"{self.journal}: the record at byte {head.offset} is no "
                                "longer readable: the journal is damaged") from None
         return check_head(self.journal, 0, rec)
