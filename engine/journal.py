@@ -191,6 +191,12 @@ def check_head(path: Path, n: int, rec: Any) -> TrajectoryRecord:
 def iter_records(path: Path) -> Iterator[TrajectoryRecord]:
     """Every record, in file order; a torn last line (no newline) is skipped. Lines written
     scrubbed (``scrubbed.Cleaner``) are not scrubbed again; older ones are."""
+    for _, _, rec in iter_placed(path):
+        yield rec
+
+
+def iter_placed(path: Path) -> Iterator[tuple[int, int, TrajectoryRecord]]:
+    """:func:`iter_records` with each record's byte offset and length in the file."""
     if not path.exists():
         return
     cleaner = Cleaner(path)  # the spans and the keys in use, looked up once for the pass
@@ -199,7 +205,8 @@ def iter_records(path: Path) -> Iterator[TrajectoryRecord]:
         for n, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 break
-            yield check_head(path, n, parse_line(path, n, raw, cleaner.clean(offset, raw)))
+            yield offset, len(raw), check_head(path, n, parse_line(path, n, raw,
+                                                                    cleaner.clean(offset, raw)))
             offset += len(raw)
 
 
