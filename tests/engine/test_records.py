@@ -84,3 +84,18 @@ def test_the_heads_of_the_records_read_whole_are_those_of_the_heads_pass(tmp_pat
     list(run.records())
     assert len(reads) == 1
 
+
+def test_records_with_few_steps_are_those_read_whole_when_they_were(tmp_path, monkeypatch):
+    """A view that asks for heads after the records were read whole (the Director's export,
+    a picture per example scene) reads the journal no more."""
+    from unseen.engine import rundir
+
+    run = _journal(tmp_path, OLD, {**OLD, "key": "k2"})
+    heads = run.records_with_steps(lambda h: h["key"] == "k2")
+    assert [("steps" in r) for r in heads] == [False, True]
+    assert list(run.records())
+    reads = []
+    monkeypatch.setattr(rundir, "iter_heads", lambda *a: reads.append(a) or iter(()))
+    assert [r["key"] for r in run.records_with_steps(lambda h: False)] == ["k1", "k2"]
+    assert reads == []
+
