@@ -53,10 +53,9 @@ class Rows:
     and numbers repeat across 170,000 replies, so the columns hold shared objects: tens of
     megabytes where a dict per reply took hundreds. Built by :class:`RowsBuilder`."""
 
-    def __init__(self, cols: dict[str, list[Any]] | None = None,
-                 measures: dict[str, list[Any]] | None = None) -> None:
-        self.cols = cols if cols is not None else {f: [] for f in FIELDS}
-        self.measures = measures if measures is not None else {}
+    def __init__(self, cols: dict[str, list[Any]], measures: dict[str, list[Any]]) -> None:
+        self.cols = cols
+        self.measures = measures
 
     def __len__(self) -> int:
         return len(self.cols["model"])
@@ -83,11 +82,6 @@ class Rows:
         out = {f: col[i] for f, col in self.cols.items()}
         out.update((m, col[i]) for m, col in self.measures.items() if col[i] is not ABSENT)
         return out
-
-    def value(self, measure: str, i: int) -> Any:
-        """Row ``i``'s ``measure``, or :data:`ABSENT`."""
-        col = self.measures.get(measure)
-        return ABSENT if col is None else col[i]
 
     def cost_rows(self) -> Iterator[dict[str, Any]]:
         """What ``costs.model_costs`` reads of the rows a real model answered."""
