@@ -12,7 +12,7 @@ file) that a summary of 10,000 trajectories reads without parsing a single step.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -25,17 +25,19 @@ from .journal import (
     JournalError,
     check_head,
     checked,
-    latest,
-    loads,
+    head_at,
+    head_of,
+    iter_heads,
+    iter_placed,
+    parse_line,
     read_run_json,
 )
 from .lock import hold
 from .records import TrajectoryRecord
-from .redact import scrub, scrubber
+from .redact import scrub
+from .scrubbed import Cleaner
 from .types import RunConfig
 from .userfiles import read_json_object
-
-_STEPS = b'"steps"'
 
 
 class RunDirError(UnseenError, ValueError):
@@ -99,13 +101,9 @@ def who(model: str, kind: str, *, loud: bool = False) -> str:
 def _head(line: bytes) -> dict[str, Any] | None:
     """The record's fields before ``steps``, parsed without the steps (the whole record when
     they cannot be cut off); None for a line that is not a JSON object."""
-    at = line.find(_STEPS)
-    cut = line.rfind(b",", 0, at) if at > 0 else -1
-    if cut > 0:
-        try:
-            return loads(line[:cut] + b"}")
-        except (ValueError, RecursionError):
-            pass
+    at = head_at(line)
+    if at > 0 and (head := head_of(line, at)) is not None:
+        return head
     try:
         rec = json.loads(line)
     except (ValueError, RecursionError):
@@ -123,13 +121,30 @@ def _damaged(journal: Path, n: int, line: bytes) -> JournalError:
     return JournalError(f"{journal}:{n}: not a JSON record: the journal is damaged")
 
 
+def _message(rec: TrajectoryRecord) -> str:
+    err = rec["error"]
+    return err["message"] if err else ""
+
+
+def _head_record(rec: TrajectoryRecord, offset: int, length: int, message: str) -> Head:
+    """The :class:`Head` of a checked record (``message``: its error's, scrubbed)."""
+    err = rec["error"]
+    return Head(key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
+                strategy=rec["strategy"], backend=rec["backend"], sample=int(rec["sample"]),
+                status=rec["status"], simulated=bool(rec["simulated"]),
+                params=rec["params"] or {}, metrics=rec["metrics"] or {},
+                prediction=rec["prediction"], error_kind=err["kind"] if err else None,
+                error_message=message, offset=offset, length=length, notes=rec["notes"] or {})
+
+
 class RunDir:
     """One run directory. ``RunDir(path)`` checks nothing; :meth:`open` checks that it is
     a run (a journal is there) and, with ``benchmark``, that it is a run of that one."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._records: tuple[tuple[int, int], list[TrajectoryRecord]] | None = None
+        self._records: tuple[tuple[int, int], list[TrajectoryRecord],
+                             list[tuple[int, int]]] | None = None
 
     @classmethod
     def open(cls, path: str | Path, benchmark: str | None = None) -> RunDir:
@@ -203,11 +218,34 @@ class RunDir:
         """The current (last) record of each key, whole, in journal order of first sight:
         every top-level field there (``records.TrajectoryRecord``), steps as written. The
         journal is read once per ``RunDir`` (a command's tables, curves and pages share the
-        pass) and again only once it has changed; treat the records as read-only."""
+        pass, and :meth:`heads` with ``from_records``) and again only once it has changed;
+        treat the records as read-only. The journal is read when this is called."""
+        return iter(self._read()[1])
+
+    def _read(self) -> tuple[tuple[int, int], list[TrajectoryRecord], list[tuple[int, int]]]:
+        """The records of :meth:`records` and where each lies in the journal."""
         stamp = self._stamp()
         if self._records is None or self._records[0] != stamp:
-            self._records = (stamp, list(latest(self.journal).values()))
-        yield from self._records[1]
+            last: dict[str, tuple[int, int, TrajectoryRecord]] = {}
+            for offset, length, rec in iter_placed(self.journal):
+                last[rec["key"]] = (offset, length, rec)
+            self._records = (stamp, [r for _, _, r in last.values()],
+                             [(o, n) for o, n, _ in last.values()])
+        return self._records
+
+    def records_with_steps(self, whole: Callable[[dict[str, Any]], bool]
+                           ) -> list[dict[str, Any]]:
+        """The current record of each key, as :meth:`records` gives them but with its steps
+        parsed only where ``whole(head)`` (its fields before them) says so: a summary of a
+        study of 170,000 replies that reads the steps of few. Not kept: each call reads, but
+        for records :meth:`records` has read whole (and the journal has not changed since),
+        which it hands out instead."""
+        if self._records is not None and self._records[0] == self._stamp():
+            return list(self._records[1])  # type: ignore[arg-type]  # steps and all
+        last: dict[str, dict[str, Any]] = {}
+        for rec in iter_heads(self.journal, whole):
+            last[rec["key"]] = rec
+        return list(last.values())
 
     def _stamp(self) -> tuple[int, int]:
         st = self.journal.stat()
@@ -219,11 +257,17 @@ class RunDir:
         reads."""
         return checked(self.read(head), self.journal)
 
-    def heads(self) -> list[Head]:
-        """The current record of each key as a :class:`Head` (one pass, steps not parsed)."""
+    def heads(self, from_records: bool = False) -> list[Head]:
+        """The current record of each key as a :class:`Head` (one pass, steps not parsed);
+        ``from_records``: from the records :meth:`records` reads whole, for a view that
+        reads both (one pass, not two)."""
+        if from_records:
+            _, recs, places = self._read()
+            return [_head_record(rec, offset, length, _message(rec))
+                    for rec, (offset, length) in zip(recs, places, strict=True)]
         last: dict[str, Head] = {}
         offset = 0
-        clean = scrubber()  # the keys in use, looked up once for the whole pass
+        cleaner = Cleaner(self.journal)  # the keys in use, looked up once for the whole pass
         journal = self.journal
         with open(journal, "rb") as fh:
             for n, line in enumerate(fh, start=1):
@@ -234,17 +278,10 @@ class RunDir:
                 if raw is None:
                     raise _damaged(journal, n, line)
                 rec = check_head(journal, n, raw)
-                err = rec["error"]
-                message = err["message"] if err else ""
-                last[rec["key"]] = Head(
-                    key=rec["key"], instance_id=str(rec["instance_id"]), model=rec["model"],
-                    strategy=rec["strategy"], backend=rec["backend"],
-                    sample=int(rec["sample"]), status=rec["status"],
-                    simulated=bool(rec["simulated"]),
-                    params=rec["params"] or {}, metrics=rec["metrics"] or {},
-                    prediction=rec["prediction"], error_kind=err["kind"] if err else None,
-                    error_message=clean(message) if message else "", offset=offset, length=size,
-                    notes=rec["notes"] or {})
+                message = _message(rec)
+                clean = cleaner.clean(offset, line) if message else None
+                last[rec["key"]] = _head_record(rec, offset, size,
+                                                clean(message) if clean else message)
                 offset += size
         return list(last.values())
 
@@ -254,8 +291,8 @@ class RunDir:
             fh.seek(head.offset)
             raw = fh.read(head.length)
         try:
-            rec = loads(scrub(raw.decode("utf-8")))
-        except (ValueError, RecursionError):  # changed since the heads were read
+            rec = parse_line(self.journal, 0, raw, Cleaner(self.journal).clean(head.offset, raw))
+        except JournalError:  # changed since the heads were read
             raise JournalError(f"{self.journal}: the record at byte {head.offset} is no "
                                "longer readable: the journal is damaged") from None
         return check_head(self.journal, 0, rec)

@@ -59,11 +59,43 @@ def test_the_journal_is_read_once_until_it_changes(tmp_path, monkeypatch):
 
     run = _journal(tmp_path, OLD)
     reads = []
-    real = rundir.latest
-    monkeypatch.setattr(rundir, "latest", lambda path: reads.append(path) or real(path))
+    real = rundir.iter_placed
+    monkeypatch.setattr(rundir, "iter_placed", lambda path: reads.append(path) or real(path))
     assert [r["key"] for r in run.records()] == ["k1"]
     assert [r["key"] for r in run.records()] == ["k1"]
     assert len(reads) == 1
     with open(run.journal, "a") as fh:  # a resumed run appends
         fh.write(json.dumps({**OLD, "key": "k2"}) + "\n")
     assert [r["key"] for r in run.records()] == ["k1", "k2"] and len(reads) == 2
+
+
+def test_the_heads_of_the_records_read_whole_are_those_of_the_heads_pass(tmp_path,
+                                                                          monkeypatch):
+    """A view that needs both (show's summary) reads the journal once."""
+    from unseen.engine import rundir
+
+    bad = {**OLD, "key": "k2", "status": "unanswered",
+           "error": {"kind": "client", "message": "denied"}}
+    run = _journal(tmp_path, OLD, bad, {**OLD, "instance_id": "again"})
+    reads = []
+    real = rundir.iter_placed
+    monkeypatch.setattr(rundir, "iter_placed", lambda path: reads.append(path) or real(path))
+    assert run.heads(from_records=True) == run.heads()
+    list(run.records())
+    assert len(reads) == 1
+
+
+def test_records_with_few_steps_are_those_read_whole_when_they_were(tmp_path, monkeypatch):
+    """A view that asks for heads after the records were read whole (the Director's export,
+    a picture per example scene) reads the journal no more."""
+    from unseen.engine import rundir
+
+    run = _journal(tmp_path, OLD, {**OLD, "key": "k2"})
+    heads = run.records_with_steps(lambda h: h["key"] == "k2")
+    assert [("steps" in r) for r in heads] == [False, True]
+    assert list(run.records())
+    reads = []
+    monkeypatch.setattr(rundir, "iter_heads", lambda *a: reads.append(a) or iter(()))
+    assert [r["key"] for r in run.records_with_steps(lambda h: False)] == ["k1", "k2"]
+    assert reads == []
+

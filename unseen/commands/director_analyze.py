@@ -14,7 +14,7 @@ from typing import Any
 from ..backends.prices import price_for
 from ..engine.errors import warn
 from ..engine.sanitize import shown
-from ..evals.director.analysis.analyze import Analysis, AnalysisError, analyze_run
+from ..evals.director.analysis.analyze import Analysis, AnalysisError, analyze_run, load_run
 from ..evals.director.analysis.plots import plot_analysis as plot
 from ..evals.director.analysis.tables import FORMATS, render
 
@@ -59,9 +59,10 @@ def analyze_command(run_dir: Path, design: str | None, *, fmt: str, plots: Path 
     if fmt not in FORMATS:
         raise AnalysisError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     with status.status("fitting the comparisons…"):
-        analysis = analyze_run(run_dir, design, n_boot=n_boot, seed=seed,
-                               drop_apparent=drop_apparent, prices=price_for)
-        full = (analyze_run(run_dir, design, n_boot=n_boot, seed=seed) if drop_apparent
+        loaded = load_run(run_dir, design)  # one pass over the journal for both analyses
+        analysis = analyze_run(run_dir, n_boot=n_boot, seed=seed, drop_apparent=drop_apparent,
+                               prices=price_for, loaded=loaded)
+        full = (analyze_run(run_dir, n_boot=n_boot, seed=seed, loaded=loaded) if drop_apparent
                 else None)
     if (gap := incomplete(run_dir, full or analysis)) is not None:
         warn(gap)

@@ -42,7 +42,7 @@ from ..study.design import TRACE_MEASURES, Design, DesignError, load_design
 from ..study.design import Comparison as DesignComparison
 from ..study.study_file import STUDY_FILE, read_study, run_model_names
 from . import stats
-from .rows import rows as run_rows
+from .rows import ABSENT, Rows, read_rows
 from .stats import bh, compare, equivalent, mark, round_half_away, share_interval
 
 #: The measures rated per condition, in table order.
@@ -83,12 +83,13 @@ OK = "ok"
 MARGIN_GROUP = "margin"  # the group of margin comparisons
 NO_FAMILY = "uncorrected"  # the group of comparisons with no family and no margin
 
-_WHERE: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "all": lambda r: True,
-    "hidden-top-digit": lambda r: r.get("hidden_top_digit") == 1,
-    "hidden-not-top-digit": lambda r: r.get("hidden_top_digit") == 0,
-    "report-excludes-hidden": lambda r: r.get("report_excludes_hidden") == 1,
-    "apparent-ok": lambda r: r.get("apparent_flag") == 0,
+#: A comparison's ``where``: the stratum a reply's measure must equal, or None for all.
+_WHERE: dict[str, tuple[str, int] | None] = {
+    "all": None,
+    "hidden-top-digit": ("hidden_top_digit", 1),
+    "hidden-not-top-digit": ("hidden_top_digit", 0),
+    "report-excludes-hidden": ("report_excludes_hidden", 1),
+    "apparent-ok": ("apparent_flag", 0),
 }
 
 
@@ -229,29 +230,32 @@ def _r(x: float) -> float:
 # --- analysis ---------------------------------------------------------------------------------
 
 
-def analyze(rows: Iterable[dict[str, Any]], design: Design, *, n_boot: int = N_BOOT,
+def analyze(rows: Iterable[dict[str, Any]] | Rows, design: Design, *, n_boot: int = N_BOOT,
             seed: int = 0) -> Analysis:
-    """Rates, changes and marks of a study's rows (see the module docstring).
+    """Rates, changes and marks of a study's rows (see the module docstring): dict rows as
+    :func:`.rows.rows` gives them, or the columns of :func:`.rows.read_rows`.
 
     ``seed`` seeds every share interval (``n_boot`` scene resamples). Raises
     :class:`AnalysisError` when there are no rows."""
-    rows = [r for r in rows if "condition" in r]
-    if not rows:
+    table = rows if isinstance(rows, Rows) else Rows.of(rows)
+    if not len(table):
         raise AnalysisError("no replies to analyse: the run has no Director trajectories yet")
-    models = sorted({r["model"] for r in rows})
+    cols = table.cols
+    models = sorted(set(cols["model"]))
     backends: dict[str, set[str]] = defaultdict(set)
-    for r in rows:
-        if r.get("backend"):
-            backends[r["model"]].add(r["backend"])
-    rates = _rates(rows, design, n_boot, seed)
-    changes = _changes(rows, design, models, backends)
-    simulated = sorted({r["model"] for r in rows if r.get("simulated")})
+    for model, backend in set(zip(cols["model"], cols["backend"], strict=True)):
+        if backend:
+            backends[model].add(backend)
+    rates = _rates(table, design, n_boot, seed)
+    changes = _changes(table, design, models, backends)
+    simulated = sorted({m for m, sim in zip(cols["model"], cols["simulated"], strict=True)
+                        if sim})
     humans = frozenset(m for m, specs in backends.items()
                        if specs and all(s.startswith("human") for s in specs))
     return Analysis(design=design, models=models, rates=rates, changes=changes,
-                    n_replies=len(rows), n_boot=n_boot, seed=seed, simulated=simulated,
+                    n_replies=len(table), n_boot=n_boot, seed=seed, simulated=simulated,
                     humans=humans,
-                    length_stops=sum(int(r.get("length_stops") or 0) for r in rows))
+                    length_stops=sum(int(v or 0) for v in cols["length_stops"]))
 
 
 def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:
@@ -268,29 +272,38 @@ def _order(design: Design) -> Callable[[tuple[str, str, str, str]], tuple]:
     return key
 
 
-def _rates(rows: list[dict[str, Any]], design: Design, n_boot: int, seed: int) -> list[Rate]:
-    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        groups[(r["model"], r["batch"], r["set"], r["condition"])].append(r)
+def _rates(table: Rows, design: Design, n_boot: int, seed: int) -> list[Rate]:
+    cols = table.cols
+    groups: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
+    for i, key in enumerate(zip(cols["model"], cols["batch"], cols["set"], cols["condition"],
+                                strict=True)):
+        groups[key].append(i)
+    answered, scene = cols["answered"], cols["scene"]
     out = []
     for key in sorted(groups, key=_order(design)):
         g = groups[key]
-        answered = [r for r in g if r["answered"]]
+        yes = [i for i in g if answered[i]]
         shares = {}
         for m in MEASURES:
-            kept = [r for r in answered if m in r]
+            col = table.measures.get(m)
+            kept = [i for i in yes if col[i] is not ABSENT] if col is not None else []
             if not kept:
                 continue
-            share, low, high = share_interval([r[m] for r in kept], [r["scene"] for r in kept],
-                                              n_boot=n_boot, seed=seed)
+            share, low, high = share_interval([col[i] for i in kept],  # type: ignore[index]
+                                              [scene[i] for i in kept], n_boot=n_boot,
+                                              seed=seed)
             shares[m] = Share(n=len(kept), share=_r(share), low=_r(low), high=_r(high))
-        out.append(Rate(*key, n=len(g), answered=len(answered),
-                        answer_rate=_r(len(answered) / len(g)), shares=shares))
+        out.append(Rate(*key, n=len(g), answered=len(yes),
+                        answer_rate=_r(len(yes) / len(g)), shares=shares))
     return out
 
 
-#: The rows of each (model, batch, condition).
-Index = dict[tuple[str, str, str], list[dict[str, Any]]]
+class Index(dict[tuple[str, str, str], list[int]]):
+    """The rows of each (model, batch, condition), as indices into ``table``."""
+
+    def __init__(self, table: Rows):
+        super().__init__()
+        self.table = table
 
 
 def _asks(who: Any, model: str, backends: set[str]) -> bool:
@@ -302,28 +315,36 @@ def _one_change(i: int, c: DesignComparison, model: str, index: Index, design: D
     batch = design.batch(c.batch)
     if not (_asks(batch, model, backends) and _asks(c, model, backends)):
         return Change(i, c, model, NOT_ASKED, "the design does not ask this model")
-    by_cond = {cond: [r for r in index.get((model, c.batch, cond), ())
-                      if c.set is None or r["set"] == c.set] for cond in (c.base, c.variant)}
+    table = index.table
+    cols = table.cols
+    sets, answered, condition = cols["set"], cols["answered"], cols["condition"]
+    by_cond = {cond: [k for k in index.get((model, c.batch, cond), ())
+                      if c.set is None or sets[k] == c.set] for cond in (c.base, c.variant)}
     mine = by_cond[c.base] + by_cond[c.variant]
-    missing = [cond for cond, rs in by_cond.items() if not rs]
+    missing = [cond for cond, ks in by_cond.items() if not ks]
     if missing:
         return Change(i, c, model, NOT_ASKED, f"no replies under {', '.join(missing)}")
-    unanswered = [cond for cond, rs in by_cond.items() if not any(r["answered"] for r in rs)]
+    unanswered = [cond for cond, ks in by_cond.items() if not any(answered[k] for k in ks)]
     if unanswered:
         return Change(i, c, model, "no answers", f"no answered reply under {', '.join(unanswered)}")
-    if c.measure in TRACE_MEASURES and not any(c.measure in r for r in mine):
+    col = table.measures.get(c.measure)
+    if c.measure in TRACE_MEASURES and (col is None or all(col[k] is ABSENT for k in mine)):
         return Change(i, c, model, "not coded", "no coded reasoning traces: run `unseen "
                       "director code RUN --coder SPEC` (only models that return traces)")
-    keep = _WHERE[c.where]
-    kept = [r for r in mine if r["answered"] and keep(r) and c.measure in r]
-    empty = [cond for cond in (c.base, c.variant) if not any(r["condition"] == cond for r in kept)]
+    where = _WHERE[c.where]
+    stratum = table.measures.get(where[0]) if where is not None else None
+    kept = [] if col is None else [
+        k for k in mine if answered[k] and col[k] is not ABSENT
+        and (where is None or (stratum is not None and stratum[k] == where[1]))]
+    empty = [cond for cond in (c.base, c.variant) if not any(condition[k] == cond for k in kept)]
     if empty:
         return Change(i, c, model, "no data",
                       f"no answered reply under {', '.join(empty)} that {c.where!r} keeps and "
                       f"{c.measure!r} applies to")
-    y = [r[c.measure] for r in kept]
-    x = [int(r["condition"] == c.variant) for r in kept]
-    scene = [r["scene"] for r in kept]
+    assert col is not None  # kept holds rows
+    y = [col[k] for k in kept]
+    x = [int(condition[k] == c.variant) for k in kept]
+    scene = [cols["scene"][k] for k in kept]
     try:
         res = compare(y, x, scene)
     except ValueError as exc:  # fewer scenes than the estimator needs
@@ -337,11 +358,12 @@ def _one_change(i: int, c: DesignComparison, model: str, index: Index, design: D
                   equivalent=equivalent(res, design.margin) if c.margin else None)
 
 
-def _changes(rows: list[dict[str, Any]], design: Design, models: list[str],
+def _changes(table: Rows, design: Design, models: list[str],
              backends: dict[str, set[str]]) -> list[Change]:
-    index: Index = defaultdict(list)
-    for r in rows:
-        index[(r["model"], r["batch"], r["condition"])].append(r)
+    index = Index(table)
+    cols = table.cols
+    for k, key in enumerate(zip(cols["model"], cols["batch"], cols["condition"], strict=True)):
+        index.setdefault(key, []).append(k)
     changes = [_one_change(i, c, m, index, design, backends[m])
                for i, c in enumerate(design.comparisons) for m in models]
     fams: dict[str, list[int]] = defaultdict(list)
@@ -361,9 +383,10 @@ def _changes(rows: list[dict[str, Any]], design: Design, models: list[str],
 
 
 def load_run(run_dir: str | Path, design: Design | str | Path | None = None
-             ) -> tuple[list[dict[str, Any]], Design]:
-    """The rows of a run directory and its design: ``design`` (a Design, a TOML file or a
-    shipped design's name) or else the one stored in ``study.json``."""
+             ) -> tuple[Rows, Design]:
+    """The rows of a run directory (one pass over its journal) and its design: ``design`` (a
+    Design, a TOML file or a shipped design's name) or else the one stored in
+    ``study.json``."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise AnalysisError(f"{run_dir}: no such run directory")
@@ -381,8 +404,8 @@ def load_run(run_dir: str | Path, design: Design | str | Path | None = None
             design = load_design(design)
         except DesignError as exc:
             raise AnalysisError(str(exc)) from None
-    rows = list(run_rows(run_dir))
-    if not rows:
+    rows = read_rows(run_dir)
+    if not len(rows):
         raise AnalysisError(f"{run_dir}: no replies to analyse (no Director trajectories in "
                             "trajectories.jsonl yet)")
     return rows, design
@@ -390,22 +413,26 @@ def load_run(run_dir: str | Path, design: Design | str | Path | None = None
 
 def analyze_run(run_dir: str | Path, design: Design | str | Path | None = None, *,
                 n_boot: int = N_BOOT, seed: int = 0, drop_apparent: bool = False,
-                prices: Callable[[str], Any] | None = None) -> Analysis:
-    """:func:`analyze` on a run directory (see :func:`load_run`). ``drop_apparent`` leaves
-    out the scenes where another visible block looks larger from the director's eye than
-    the director-view block (the appendix's "Apparent size" recomputation). With ``prices``
+                prices: Callable[[str], Any] | None = None,
+                loaded: tuple[Rows, Design] | None = None) -> Analysis:
+    """:func:`analyze` on a run directory (see :func:`load_run`; ``loaded``: what it gave, for
+    a second analysis without a second pass over the journal). ``drop_apparent`` leaves out
+    the scenes where another visible block looks larger from the director's eye than the
+    director-view block (the appendix's "Apparent size" recomputation). With ``prices``
     (``model -> Price | None``) each real model's replies get their cost in US dollars."""
-    rows, d = load_run(run_dir, design)
+    rows, d = loaded or load_run(run_dir, design)
     if drop_apparent:
-        rows = [r for r in rows if not r.get("apparent_flag")]
-        if not rows:
+        flag = rows.measures.get("apparent_flag")
+        if flag is not None:
+            rows = rows.take(i for i, v in enumerate(flag) if v is ABSENT or not v)
+        if not len(rows):
             raise AnalysisError("every scene of the run has the apparent-size flag")
     from .costs import model_costs
 
     serving, dropped, batched = _serving(Path(run_dir))
     return replace(analyze(rows, d, n_boot=n_boot, seed=seed), dropped_apparent=drop_apparent,
                    serving=serving, dropped=dropped,
-                   costs=model_costs(rows, prices, batched))
+                   costs=model_costs(rows.cost_rows(), prices, batched))
 
 
 def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]], frozenset[str]]:

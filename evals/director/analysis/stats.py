@@ -287,18 +287,53 @@ def share_interval(y, scene, n_boot: int = 2000, seed: int = 0) -> tuple[float, 
     """A single share with its 95% percentile interval over ``n_boot`` scene resamples (scenes
     drawn with replacement, their replies pooled). Reproducible for a given ``seed``."""
     yv = np.asarray(y, dtype=float)
-    s = np.asarray(scene)
-    if yv.ndim != 1 or len(yv) != len(s) or len(yv) == 0:
+    if yv.ndim != 1 or len(yv) != len(scene) or len(yv) == 0:
         raise ValueError("y and scene must be 1-d, non-empty and of equal length")
-    _, g = np.unique(s, return_inverse=True)
+    g = _codes(scene)
     G = int(g.max()) + 1
     events = np.bincount(g, weights=yv, minlength=G)
     counts = np.bincount(g, minlength=G).astype(float)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, G, size=(n_boot, G))
-    boot = events[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    if np.array_equal(events, np.round(events)):
+        # whole numbers of events (y is 0 or 1): each resample's sums as one product with how
+        # often it drew each scene, exactly the sums of the draws (integers add exactly)
+        drawn = _drawn(G, n_boot, seed)
+        boot = (drawn @ events) / (drawn @ counts)
+    else:
+        idx = _draws(G, n_boot, seed)
+        boot = events[idx].sum(axis=1) / counts[idx].sum(axis=1)
     low, high = np.percentile(boot, [2.5, 97.5])
     return float(yv.mean()), float(low), float(high)
+
+
+def _codes(scene) -> np.ndarray:
+    """Each reply's scene as 0..G-1 in the scenes' sorted order (``np.unique``'s inverse; for a
+    list of strings without building and sorting a string array)."""
+    if isinstance(scene, list) and all(type(v) is str for v in scene):
+        code = {v: i for i, v in enumerate(sorted(set(scene)))}
+        return np.fromiter((code[v] for v in scene), dtype=np.intp, count=len(scene))
+    s = np.asarray(scene)
+    if s.ndim != 1:
+        raise ValueError("y and scene must be 1-d, non-empty and of equal length")
+    return np.unique(s, return_inverse=True)[1].reshape(-1)
+
+
+@lru_cache(maxsize=16)
+def _draws(G: int, n_boot: int, seed: int) -> np.ndarray:
+    """The scenes drawn in each resample: ``default_rng(seed).integers(0, G, (n_boot, G))``
+    (the same for every share of G scenes: a study's thousand intervals draw them once)."""
+    idx = np.random.default_rng(seed).integers(0, G, size=(n_boot, G))
+    idx.setflags(write=False)
+    return idx
+
+
+@lru_cache(maxsize=16)
+def _drawn(G: int, n_boot: int, seed: int) -> np.ndarray:
+    """How often each resample of :func:`_draws` drew each scene, (n_boot, G)."""
+    idx = _draws(G, n_boot, seed)
+    flat = (idx + G * np.arange(n_boot)[:, None]).ravel()
+    out = np.bincount(flat, minlength=n_boot * G).reshape(n_boot, G).astype(float)
+    out.setflags(write=False)
+    return out
 
 
 def bh(pvalues: Sequence[float] | np.ndarray, q: float = 0.05) -> tuple[np.ndarray, np.ndarray]:

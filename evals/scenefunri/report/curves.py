@@ -236,10 +236,12 @@ def _ceilings(used: dict[str, tuple[Any, Any, set[tuple[str, str]]]],
     return merged
 
 
-def direct_baselines(run_dirs: Iterable[str | Path | RunDir]) -> dict[str, dict[str, float]]:
-    """Each model's ``direct`` result (×100), the dashed line of Figure 2."""
+def direct_baselines(run_dirs: Iterable[str | Path | RunDir],
+                     rows: list[dict[str, Any]] | None = None) -> dict[str, dict[str, float]]:
+    """Each model's ``direct`` result (×100), the dashed line of Figure 2 (``rows``: the
+    runs' ``summarize`` rows where the caller has them, not computed again)."""
     out = {}
-    for row in summarize(run_dirs):
+    for row in rows if rows is not None else summarize(run_dirs):
         if row["strategy"] == "direct":
             out[row["model"]] = {"dist": row["dist"], "cacc75": row["cacc75"],
                                  "cacc50": row["cacc50"], "iou": row["miou"]}

@@ -10,13 +10,15 @@ the first batch of the design, and says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ...engine.journal import checked
 from ...engine.records import TrajectoryRecord
-from ...engine.rundir import Head, RunDir
+from ...engine.rundir import Head, RunDir, kind_of
 from ...engine.types import Instance
 from ...evals.director.scenes.dataset import SceneSetError, load_scenes
 from ...evals.director.study.study_file import STUDY_FILE, model_names, read_study
@@ -30,6 +32,7 @@ class DirectorRun:
     run: RunDir
     study: dict[str, Any]
     _sets: dict[str, tuple[dict[str, Instance], str]] = field(default_factory=dict)
+    _orders: dict[tuple[Any, Any], tuple] = field(default_factory=dict)
 
     @classmethod
     def open(cls, run_dir: str | Path | RunDir) -> DirectorRun:
@@ -42,7 +45,7 @@ class DirectorRun:
     def path(self) -> Path:
         return self.run.path
 
-    @property
+    @cached_property
     def aliases(self) -> dict[str, str]:
         return model_names(self.study)
 
@@ -58,16 +61,22 @@ class DirectorRun:
 
     def order(self, params: dict[str, Any]) -> tuple:
         """Design order of a trajectory's parameters: batch, then the batch's conditions."""
-        design = self.design.get("batch", [])
-        names = [b["name"] for b in design]
-        bi = names.index(params.get("batch")) if params.get("batch") in names else len(names)
-        conds = design[bi]["conditions"] if bi < len(design) else []
-        c = params.get("condition")
-        ci = conds.index(c) if c in conds else len(conds)
-        return bi, params.get("batch", ""), ci, params.get("condition", "")
+        pair = (params.get("batch", ""), params.get("condition", ""))
+        if pair not in self._orders:  # a study has few pairs and 170,000 replies
+            design = self.design.get("batch", [])
+            names = [b["name"] for b in design]
+            bi = names.index(pair[0]) if pair[0] in names else len(names)
+            conds = design[bi]["conditions"] if bi < len(design) else []
+            ci = conds.index(pair[1]) if pair[1] in conds else len(conds)
+            self._orders[pair] = (bi, pair[0], ci, pair[1])
+        return self._orders[pair]
 
-    def records(self) -> list[TrajectoryRecord]:
-        return [r for r in self.run.records() if "condition" in r["params"]]
+    def records(self, steps: Callable[[dict[str, Any]], bool] | None = None
+                ) -> list[TrajectoryRecord]:
+        """The study's current records; with ``steps``, their steps parsed only where
+        ``steps(head)`` says so (``RunDir.records_with_steps``), the others without."""
+        recs = self.run.records() if steps is None else self.run.records_with_steps(steps)
+        return [r for r in recs if "condition" in r["params"]]  # type: ignore[misc]  # heads
 
     def _folder_candidates(self, name: str) -> list[Path]:
         out = []
@@ -125,8 +134,10 @@ def select(run: DirectorRun, scene: str | None, *, strategy: str | None = None,
            first_batch: bool = True) -> tuple[list[TrajectoryRecord], str]:
     """The current records of ``scene`` (all when None) that pass the filters, in design order,
     and a note (the batch kept when a condition is asked in several); a one-line error when
-    nothing matches."""
-    records = run.records()
+    nothing matches. The steps are read of the scene's records, and of real models' (their
+    token counts, for costs); the others have none."""
+    records = run.records(lambda h: h["instance_id"] == scene if scene is not None
+                          else kind_of(h["backend"], h["simulated"]) == "model")
     if not records:
         raise NoMatch(f"{run.path}: no Director trajectories journaled yet")
     if scene is not None:

@@ -99,7 +99,7 @@ def _cost_parts(run: DirectorRun, records: list[TrajectoryRecord]) -> list[Rende
     rows = cost_rows.model_costs(
         ({"model": run.model(r), "backend": r["backend"],
           "simulated": r["simulated"], "served_model": r["model"],
-          "usage": record_usage(r)} for r in records), price_for,
+          "usage": record_usage(r) if "steps" in r else {}} for r in records), price_for,
         batched_specs(run.run.config.backends if run.run.config is not None else []))
     if not rows:
         return []
@@ -119,6 +119,8 @@ def _rates_table(groups: dict[tuple, list[TrajectoryRecord]], records: list[Traj
     simulated = {r["backend"] for r in records if r["simulated"]}
     extra = [k for k in ("ldv", "count", "known")
              if any(k in r["metrics"] for r in records)]
+    rates = {key: {k: _rate(recs, k) for k in ("hidden", "dv", "accuracy", "joint", *extra)}
+             for key, recs in groups.items()}  # once, for every width tried below
     failed = Counter(error_kind(r) for r in records
                      if r["status"] != "answered")
 
@@ -155,8 +157,8 @@ def _rates_table(groups: dict[tuple, list[TrajectoryRecord]], records: list[Traj
                    escape(order[1]), escape(order[3]),
                    Text(f"{answered}/{len(recs)}", style="" if answered == len(recs)
                         else "yellow"),
-                   *(_pct(_rate(recs, k)) for k in ("hidden", "dv", "accuracy", "joint",
-                                                      *extras))]
+                   *(_pct(rates[(name, order)][k]) for k in ("hidden", "dv", "accuracy",
+                                                              "joint", *extras))]
             if per_row:
                 row.append(Text(", ".join(f"{k} {v}" for k, v in fails.most_common()) or "—",
                                 style="red" if fails else "dim"))

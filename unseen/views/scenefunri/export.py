@@ -142,7 +142,7 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
     sections = [Section("", f"<h1>unseen report</h1><p class=note>runs: "
                             f"{e(', '.join(str(r.path) for r in runs))}</p>" + banner(sim)),
                 Section("Comparison", table_html(rows) + _table_notes(rows), "comparison")]
-    sections += _curves(runs, img, result)
+    sections += _curves(runs, img, result, rows)
 
     by_inst: dict[tuple[int, str], list[TrajectoryRecord]] = defaultdict(list)
     for k, r in recs:
@@ -194,7 +194,8 @@ def export(runs: list[RunDir], out_dir: Path, options: ExportOptions,
     return ExportPage("unseen report", sections, CSS, nav=True)  # contents, as the Director's
 
 
-def _curves(runs: list[RunDir], img: Path, result: ExportResult) -> list[Section]:
+def _curves(runs: list[RunDir], img: Path, result: ExportResult,
+            rows: list[dict[str, Any]]) -> list[Section]:
     from ...evals.scenefunri.report.curves import curves, direct_baselines
 
     crows = curves(runs, ceiling=True)
@@ -202,7 +203,7 @@ def _curves(runs: list[RunDir], img: Path, result: ExportResult) -> list[Section
         return []
     from ...renderers.plots import curve_png
 
-    base = direct_baselines(runs)
+    base = direct_baselines(runs, rows)  # the table's direct rows: the same means
     figures = []
     for metric in CURVE_PLOTS:
         path = curve_png(crows, metric, img / f"curve-{metric}.png", base)

@@ -80,8 +80,9 @@ def select(run: RunDir, instance: str | None, filters: Filters) -> list[Trajecto
     return [box_checked(run, run.record(h)) for h in heads]
 
 
-def chosen_heads(run: RunDir, instance: str | None, filters: Filters) -> list[Head]:
-    heads = run.heads()
+def chosen_heads(run: RunDir, instance: str | None, filters: Filters,
+                 from_records: bool = False) -> list[Head]:
+    heads = run.heads(from_records=from_records)
     where = str(run.path)
     if instance is not None:
         iid = find_instance([h.instance_id for h in heads], instance, where)
@@ -97,7 +98,8 @@ def chosen_heads(run: RunDir, instance: str | None, filters: Filters) -> list[He
 
 def summary(run: RunDir, console: Console, filters: Filters) -> None:
     """Per (model, strategy) metrics and failures, then instances worst first."""
-    heads = chosen_heads(run, None, filters)
+    # the tables read every record whole: the heads come from that pass, not one of their own
+    heads = chosen_heads(run, None, filters, from_records=True)
     keep = {(h.model, h.strategy) for h in heads}
     name = run.config.run if run.config is not None else run.path.name
     console.rule(f"run {escape(name)} · {len(heads)} trajectories · data "
