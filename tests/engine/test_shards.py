@@ -89,3 +89,34 @@ def test_a_run_without_processes_asks_the_default_with_its_size(tmp_path, monkey
     unseen.run(data, ["direct"], ["sim"], out=tmp_path / "r2", cache=False, progress=False,
                processes=1, limit=2)
     assert len(asked) == 1
+
+
+def test_a_model_loaded_in_this_process_keeps_one_process_by_default(tmp_path, monkeypatch):
+    """A backend that runs its model in this process (``in_process``: hf, vllm-local) is
+    never sharded by default, however large the run: each shard would load its own copy."""
+    import os
+
+    import unseen.api as api
+    from unseen.backends.base import PROVIDERS, BaseBackend, provider
+    from unseen.engine.types import Reply
+
+    pids: list[int] = []
+
+    class Loaded(BaseBackend):
+        provider = "loaded"
+        in_process = True
+
+        async def complete(self, request):
+            pids.append(os.getpid())
+            return Reply(text='{"box": [1, 1, 5, 5]}')
+
+    monkeypatch.setattr(api, "auto_processes", lambda trajectories, cores, concurrency: 3)
+    provider("loaded", "loaded:MODEL")(
+        lambda target, *, spec, **_: Loaded(target, box_format="pixel", spec=spec))
+    try:
+        data = write_test_set(tmp_path / "data")
+        res = unseen.run(data, ["direct"], ["loaded:m"], out=tmp_path / "r", cache=False,
+                         progress=False, processes=None, samples=2)
+    finally:
+        del PROVIDERS["loaded"]
+    assert res.done == 48 and pids == [os.getpid()] * 48  # every call in this process

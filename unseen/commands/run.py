@@ -53,7 +53,7 @@ def run(
     timeout: Annotated[float, typer.Option(help="Seconds per request before it is retried.")] = settings.DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the reply cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Reply cache folder (default: the user cache dir).")] = None,
-    processes: Annotated[int | None, typer.Option(min=1, show_default=False, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them). Default: 1 for runs under 5,000 trajectories, else up to 3 (one more than the cores).")] = None,
+    processes: Annotated[int | None, typer.Option(min=1, show_default=False, help="Processes to shard the run over (uses more cores; each backend's concurrency is divided among them). Default: 1 for runs under 5,000 trajectories or with a model loaded in this process (hf, vllm-local), else up to 3 (one more than the cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
     allow_outside_images: Annotated[bool, typer.Option("--allow-outside-images", help="Accept dataset images outside the dataset's folder (../, absolute paths, symlinks out); they are sent to the provider.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any new trajectory failed (without it: only when every one did).")] = False,
