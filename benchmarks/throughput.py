@@ -19,7 +19,7 @@ the same (instant) server (``cpu_per_call.py``; target: 2.5 ms, and the ratio). 
 REF`` runs everything on the code of commit REF too (``before.py``), in the same run.
 
     python benchmarks/throughput.py [--small N] [--large N] [--processes K] [--before REF]
-                                    [--cpu-rounds N] [--cpu-only | --no-cpu]
+                                    [--rounds N] [--cpu-rounds N] [--cpu-only | --no-cpu]
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def timed_run(total: int, processes: int, data: Path, url: str, out: Path,
     watch = Watch(proc.pid)
     reached: dict[int, float] = {}
     lines, fh = 0, None
-    todo = sorted({*marks, total})
+    todo = sorted({1, *marks, total})
     last_sample = 0.0
     while proc.poll() is None or fh is None or lines < total:
         now = time.perf_counter()
@@ -150,6 +150,8 @@ def print_runs(tag: str, first: dict, big: dict, small: int, large: int,
     t1 = first["reached"][small]
     print(f"{tag}first {small} with 1 process: {t1:.2f} s from the command's start, "
           f"{small / t1:.1f}/s, ratio to ideal {small / t1 / IDEAL:.3f} (target >= 0.90); "
+          f"the first trajectory after {first['reached'][1]:.2f} s, the rest at "
+          f"{(small - 1) / (t1 - first['reached'][1]) / IDEAL:.3f} of ideal; "
           f"exit after {first['exit_s']:.2f} s; peak RSS "
           f"{max(first['watch'].peak.values()):.0f} MB")
     t2 = big["reached"][large]
@@ -174,6 +176,7 @@ def main() -> None:
     # shards' lines, so a third event loop keeps both cores busy (measured: 2 → 0.87, 3 → 0.89)
     ap.add_argument("--processes", type=int, default=3, help="shards of the large run")
     ap.add_argument("--before", metavar="REF", help="also run the code of this commit")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each, interleaved")
     ap.add_argument("--cpu-rounds", type=int, default=3, help="rounds of the CPU comparison")
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--cpu-only", action="store_true", help="only the CPU comparison")
@@ -190,17 +193,24 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             data = write_test_set(Path(tmp) / "data")
-            results = {}
-            for tag, path in trees.items():
-                where = env_with(path, env)
-                name = tag.strip(": ") or "after"
-                first = timed_run(args.small, 1, data, url, Path(tmp) / f"{name}-small", where)
-                big = timed_run(args.large, args.processes, data, url,
-                                Path(tmp) / f"{name}-large", where, marks=(args.small,))
-                results[tag] = (first, big)
+            results: dict[str, list[tuple[dict, dict]]] = {tag: [] for tag in trees}
+            for r in range(args.rounds):
+                # the order alternates, so the machine's drift reaches both alike
+                for tag in list(trees) if r % 2 == 0 else list(trees)[::-1]:
+                    where = env_with(trees[tag], env)
+                    name = f"{tag.strip(': ') or 'after'}{r}"
+                    first = timed_run(args.small, 1, data, url, Path(tmp) / f"{name}-small",
+                                      where)
+                    big = timed_run(args.large, args.processes, data, url,
+                                    Path(tmp) / f"{name}-large", where, marks=(args.small,))
+                    results[tag].append((first, big))
             print(f"ideal {IDEAL:.0f} trajectories/s ({CONCURRENCY} in flight, "
-                  f"{DELAY_S * 1000:.0f} ms each)")
-            for tag, (first, big) in results.items():
+                  f"{DELAY_S * 1000:.0f} ms each); of {args.rounds} round(s), the median run "
+                  "of each")
+            for tag, runs in results.items():
+                mid = len(runs) // 2
+                first = sorted((f for f, _ in runs), key=lambda f: f["reached"][args.small])[mid]
+                big = sorted((b for _, b in runs), key=lambda b: b["reached"][args.large])[mid]
                 print_runs(tag, first, big, args.small, args.large, args.processes)
     finally:
         proc.terminate()

@@ -17,6 +17,7 @@ the middle of its imports; the parent stops the shards.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import multiprocessing as mp
@@ -64,6 +65,9 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
     try:
         per_backend = max(1, math.ceil(config["_concurrency"]))
         strategies, backends, score = setup(per_backend)
+        # a process of its own, which ends with its share: what it imported and built is
+        # left out of the garbage collector's passes from here on (runner.frozen_heap)
+        gc.freeze()
         runner = Runner(instances, strategies, backends, run_dir=Path("."),
                         config=config["run_config"], score=score, progress=False)
         work = (WorkItem(key, instances[i], strategies[s], backends[b], sample, (b, s, i))

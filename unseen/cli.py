@@ -8,6 +8,8 @@ on stderr and exit status 2, never a traceback; anything else is a bug and says 
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 from typing import Any
@@ -35,6 +37,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def main() -> None:
     """Console entry point: user errors become one line and exit status 2."""
+    _quick_exit()
     try:
         load_env_file()  # provider keys from ./.env; the environment wins
         argv = sys.argv[1:]
@@ -46,6 +49,15 @@ def main() -> None:
         _interrupted()
     except Exception as exc:
         _fail(exc)
+
+
+def _quick_exit() -> None:
+    """At the interpreter's exit, leave what this command built out of the garbage
+    collector's last pass (``gc.freeze``): that pass walked every object of the imported
+    libraries, about 0.4 s of CPU after a run. Objects are still finalized as before."""
+    if not getattr(_quick_exit, "registered", False):
+        atexit.register(gc.freeze)
+        _quick_exit.registered = True  # type: ignore[attr-defined]
 
 
 def _run() -> None:

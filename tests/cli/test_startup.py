@@ -85,3 +85,18 @@ def test_import_unseen_api_loads_no_model_sdk_graph_or_array_library(tmp_path):
     for heavy in ("numpy", "statsmodels", "google.genai", "langgraph", "openai", "cv2"):
         assert heavy not in modules, heavy
     assert "unseen" in modules
+
+
+def test_a_command_leaves_its_heap_out_of_the_last_collection(tmp_path):
+    """At the interpreter's exit the objects a command built are frozen (``gc.freeze``), so
+    the collector's last pass does not walk them; atexit handlers registered before still
+    run after it."""
+    code = PROBE.replace("from unseen.cli import main", (
+        "import atexit, gc\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+        "from unseen.cli import main"))
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(["prices"])],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={"PATH": "/usr/bin", "UNSEEN_CLI_CACHE": "0"})
+    frozen = [line for line in proc.stderr.splitlines() if line.startswith("frozen ")]
+    assert frozen and int(frozen[-1].split()[1]) > 0, proc.stderr[-2000:]

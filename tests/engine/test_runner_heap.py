@@ -1,0 +1,51 @@
+"""What exists before a run is left out of the garbage collector's passes while it runs, and
+given back to them when it ends (``engine.runner.frozen_heap``)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from datetime import UTC, datetime
+
+from unseen.backends.base import BaseBackend
+from unseen.engine.runner import Runner
+from unseen.engine.types import Reply, RunConfig
+from unseen.strategies import build
+
+
+class Recording(BaseBackend):
+    provider = "recording"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.frozen: list[int] = []
+
+    async def complete(self, request):
+        self.frozen.append(gc.get_freeze_count())
+        return Reply(text='{"box": [1, 1, 5, 5]}')
+
+
+def run(instances, backend, tmp_path, name="r"):
+    config = RunConfig(run=name, benchmark="scenefunri", data=".", dataset_fingerprint="-",
+                       instances=len(instances), strategies=[], backends=[],
+                       package_version="test",
+                       created_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    runner = Runner(instances, [build("direct")], [backend], tmp_path / name, config,
+                    progress=False)
+    return asyncio.run(runner.run())
+
+
+def test_the_heap_is_frozen_while_a_run_goes_on_and_given_back_after(instances, tmp_path):
+    assert gc.get_freeze_count() == 0
+    backend = Recording("m", box_format="pixel")
+    result = run(instances[:3], backend, tmp_path)
+    assert result.answered == 3
+    assert len(backend.frozen) == 3 and all(n > 0 for n in backend.frozen)
+    assert gc.get_freeze_count() == 0  # nothing stays out of the collector's reach
+    gc.freeze()  # a process that froze its own heap keeps it frozen
+    try:
+        frozen = gc.get_freeze_count()
+        run(instances[:2], Recording("m", box_format="pixel"), tmp_path, "r2")
+        assert gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()
