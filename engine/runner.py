@@ -18,14 +18,12 @@ the result (``RunResult.cost_capped``): a rerun with the same run directory resu
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +33,7 @@ from typing import Any, Self
 from .backend import Backend
 from .benchmark import Plan, WorkItem
 from .box import no_convention
+from .collector import lighter_gc
 from .errors import UnseenError
 from .graph import StrategySpec
 from .images import holding
@@ -182,23 +181,6 @@ def limits_text(backends: Collection[Backend]) -> str:
     now = sum(lim.current for lim in (servers or limits))
     ceiling = sum(lim.ceiling for lim in limits)
     return f" · limit {min(now, ceiling)}/{ceiling} · 429s {seen}"
-
-
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """While a run goes on, what existed before it (the imported libraries' hundreds of
-    thousands of objects) is left out of the cyclic garbage collector's passes, each of which
-    walked all of it (``gc.freeze``; about a tenth of the CPU of a short run went there);
-    unfrozen when the run ends, so nothing stays uncollected. A process that froze its heap
-    itself is left as it is."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _now() -> str:
@@ -401,7 +383,7 @@ class Runner:
 
     async def run(self) -> RunResult:
         # re-entrant: the command may hold it already
-        with hold(self.run_dir, "runner"), frozen_heap():
+        with hold(self.run_dir, "runner"), lighter_gc():
             return await self._run()
 
     async def _run(self) -> RunResult:

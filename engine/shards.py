@@ -17,7 +17,6 @@ the middle of its imports; the parent stops the shards.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import math
 import multiprocessing as mp
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .benchmark import WorkItem
+from .collector import lighter_gc
 from .journal import JournalWriter
 
 #: runs of fewer trajectories than this take one process by default: shard start-up (about
@@ -65,9 +65,6 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
     try:
         per_backend = max(1, math.ceil(config["_concurrency"]))
         strategies, backends, score = setup(per_backend)
-        # a process of its own, which ends with its share: what it imported and built is
-        # left out of the garbage collector's passes from here on (runner.frozen_heap)
-        gc.freeze()
         runner = Runner(instances, strategies, backends, run_dir=Path("."),
                         config=config["run_config"], score=score, progress=False)
         work = (WorkItem(key, instances[i], strategies[s], backends[b], sample, (b, s, i))
@@ -80,7 +77,8 @@ def _child(setup: Callable, instances: list, items: list[tuple], conn: Any, conf
                 for backend in backends:
                     await backend.aclose()
 
-        asyncio.run(go())
+        with lighter_gc():  # as the parent's runner has it, for this process's share
+            asyncio.run(go())
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,5 +1,6 @@
-"""What exists before a run is left out of the garbage collector's passes while it runs, and
-given back to them when it ends (``engine.runner.frozen_heap``)."""
+"""While a run goes on, what existed before it is left out of the garbage collector's passes
+and the youngest generation is collected less often; both are given back when it ends
+(``engine.collector.lighter_gc``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import gc
 from datetime import UTC, datetime
 
 from unseen.backends.base import BaseBackend
+from unseen.engine import collector
 from unseen.engine.runner import Runner
 from unseen.engine.types import Reply, RunConfig
 from unseen.strategies import build
@@ -19,9 +21,11 @@ class Recording(BaseBackend):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frozen: list[int] = []
+        self.thresholds: list[tuple[int, int, int]] = []
 
     async def complete(self, request):
         self.frozen.append(gc.get_freeze_count())
+        self.thresholds.append(gc.get_threshold())
         return Reply(text='{"box": [1, 1, 5, 5]}')
 
 
@@ -35,13 +39,18 @@ def run(instances, backend, tmp_path, name="r"):
     return asyncio.run(runner.run())
 
 
-def test_the_heap_is_frozen_while_a_run_goes_on_and_given_back_after(instances, tmp_path):
+def test_the_collector_is_lighter_while_a_run_goes_on_and_as_before_after(instances,
+                                                                          tmp_path):
     assert gc.get_freeze_count() == 0
+    before = gc.get_threshold()
     backend = Recording("m", box_format="pixel")
     result = run(instances[:3], backend, tmp_path)
     assert result.answered == 3
     assert len(backend.frozen) == 3 and all(n > 0 for n in backend.frozen)
-    assert gc.get_freeze_count() == 0  # nothing stays out of the collector's reach
+    assert all(t[0] >= collector.RUN_GC_THRESHOLD and t[1:] == before[1:]
+               for t in backend.thresholds)
+    # nothing stays out of the collector's reach, and its thresholds are the process's again
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
     gc.freeze()  # a process that froze its own heap keeps it frozen
     try:
         frozen = gc.get_freeze_count()
