@@ -58,3 +58,19 @@ def test_the_collector_is_lighter_while_a_run_goes_on_and_as_before_after(instan
         assert gc.get_freeze_count() >= frozen > 0
     finally:
         gc.unfreeze()
+
+
+def test_a_command_runs_with_fewer_collections_and_gives_them_back(monkeypatch):
+    """The CLI collects the youngest generation less often while a command imports and
+    runs (``unseen.cli.main``), and leaves the process's thresholds as they were."""
+    import sys
+
+    from unseen import cli
+
+    seen: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(cli, "_run", lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(sys, "argv", ["unseen", "strategies"])
+    monkeypatch.setenv("UNSEEN_CLI_CACHE", "0")
+    before = gc.get_threshold()
+    cli.main()
+    assert seen[0][0] >= collector.RUN_GC_THRESHOLD and gc.get_threshold() == before
