@@ -112,6 +112,7 @@ class _Job:
 class HFLocal(BaseBackend):
     provider = "hf"
     cacheable = True
+    in_process = True  # the model is loaded here: one process by default
 
     def __init__(self, model: str, *, spec: str, box_format: str | None = None,
                  load_args: dict[str, Any] | None = None, batch_size: int = DEFAULT_BATCH,

@@ -160,6 +160,7 @@ def classify_vllm_error(exc: Exception) -> ProviderError:
 class VLLMLocal(BaseBackend):
     provider = "vllm-local"
     cacheable = True
+    in_process = True  # the engine is started from here: one process by default
 
     def __init__(self, model_path: str, *, spec: str, box_format: str | None = None,
                  engine_args: dict[str, Any] | None = None, api: VllmApi | None = None,

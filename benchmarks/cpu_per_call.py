@@ -6,9 +6,10 @@ over the 24-image test set for unseen; one image and a short text each for the b
 ``bare_client.py``) at concurrency 32. A process's CPU is its user + system time from
 ``os.wait4``; rounds interleave the two, so the machine's drift hits both alike. Prints each
 round, the medians, the ratio unseen / bare, and unseen's CPU per call against the 2.5 ms
-target. ``throughput.py --cpu`` runs this too.
+target. ``--before REF`` runs the code of commit REF too (``before.py``), in the same
+rounds. ``throughput.py`` runs this too.
 
-    python benchmarks/cpu_per_call.py [--calls 1008] [--rounds 3]
+    python benchmarks/cpu_per_call.py [--calls 1008] [--rounds 3] [--before REF]
 """
 
 from __future__ import annotations
@@ -54,12 +55,17 @@ def start_server(delay: float = 0.0, text: str = '{"box": [100, 100, 300, 300]}'
     return proc, url
 
 
-def compare(calls: int, rounds: int) -> dict[str, list[float]]:
-    """Per-call CPU (ms) of each round, for "unseen" and "bare"."""
+def compare(calls: int, rounds: int, before: str | None = None) -> dict[str, list[float]]:
+    """Per-call CPU (ms) of each round, for "unseen", "bare" and, with ``before`` (a
+    folder from ``before.tree``), "before"."""
+    from before import env_with
+
     from unseen.evals.scenefunri.data.sample import write_test_set
 
     proc, url = start_server()
     out: dict[str, list[float]] = {"unseen": [], "bare": []}
+    if before:
+        out["before"] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             data = write_test_set(Path(tmp) / "data")
@@ -71,15 +77,19 @@ def compare(calls: int, rounds: int) -> dict[str, list[float]]:
             bare = [sys.executable, str(ROOT / "benchmarks" / "bare_client.py"), url + "/v1",
                     str(data), str(n), str(CONCURRENCY)]
             for r in range(rounds):
-                run = [UNSEEN, "run", "--data", str(data),
-                       "-s", "direct", "-b", "openai:gpt-4o", "--base-url", url + "/v1",
-                       "--samples", str(samples), "--concurrency", str(CONCURRENCY),
-                       "--fixed-concurrency", "--no-cache", "--processes", "1",
-                       "--out", str(Path(tmp) / f"run{r}")]
-                # alternate which goes first, so neither always meets a warmer page cache
-                order = [("bare", bare), ("unseen", run)]
-                for name, argv in order if r % 2 == 0 else order[::-1]:
-                    out[name].append(cpu_of(argv, env, tmp) / n * 1000)
+                def run(name: str, r: int = r) -> list[str]:
+                    return [UNSEEN, "run", "--data", str(data),
+                            "-s", "direct", "-b", "openai:gpt-4o", "--base-url", url + "/v1",
+                            "--samples", str(samples), "--concurrency", str(CONCURRENCY),
+                            "--fixed-concurrency", "--no-cache", "--processes", "1",
+                            "--out", str(Path(tmp) / f"{name}{r}")]
+
+                # alternate the order, so none always meets a warmer page cache
+                order = [("bare", bare, env), ("unseen", run("unseen"), env)]
+                if before:
+                    order.append(("before", run("before"), env_with(before, env)))
+                for name, argv, where in order if r % 2 == 0 else order[::-1]:
+                    out[name].append(cpu_of(argv, where, tmp) / n * 1000)
             out["calls"] = [n]
     finally:
         proc.terminate()
@@ -90,21 +100,27 @@ def compare(calls: int, rounds: int) -> dict[str, list[float]]:
 def report(res: dict[str, list[float]]) -> None:
     med = statistics.median
     n = res["calls"][0]
-    for name in ("unseen", "bare"):
+    names = [k for k in ("before", "unseen", "bare") if k in res]
+    for name in names:
         vals = " ".join(f"{v:.2f}" for v in res[name])
         print(f"{name:7} CPU per call over {n} calls, start-up included: median "
               f"{med(res[name]):.2f} ms (rounds: {vals})")
-    u, b = med(res["unseen"]), med(res["bare"])
-    print(f"unseen / bare openai SDK: ratio {u / b:.2f}; unseen's own share {u - b:.2f} ms "
-          f"per call; unseen against the {TARGET_MS} ms target: ratio {u / TARGET_MS:.2f}")
+    b = med(res["bare"])
+    for name in names[:-1]:
+        u = med(res[name])
+        print(f"{name} / bare openai SDK: ratio {u / b:.2f}; its own share {u - b:.2f} ms "
+              f"per call; against the {TARGET_MS} ms target: ratio {u / TARGET_MS:.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=1008)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--before", metavar="REF", help="also run the code of this commit")
     args = ap.parse_args()
-    report(compare(args.calls, args.rounds))
+    from before import tree
+
+    report(compare(args.calls, args.rounds, tree(args.before) if args.before else None))
 
 
 if __name__ == "__main__":

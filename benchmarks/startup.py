@@ -2,14 +2,17 @@
 
 Runs each command ``--repeats`` times in a fresh interpreter (as hyperfine does, one warm-up
 run first), interleaved with a bare ``python -c pass`` of the same interpreter, and prints
-the best and median wall time and the ratio of the medians to the bare interpreter's
-(targets: ``--help`` and every listing command within 4x, ``import unseen.api`` within
-8x); then, from ``python -X importtime``, whether LangGraph, LangChain
-core and LangSmith were imported, and the heaviest top-level imports. Figures, not
-assertions: the test suite checks the behaviour (``tests/cli/test_startup.py``: no langgraph in
-``sys.modules``).
+the median wall time and CPU time (user + system) and their ratios to the bare
+interpreter's (targets: ``--help`` and every listing command within 4x, ``import
+unseen.api`` within 8x). A help or a listing is replayed from its record after its first
+run (``unseen/cli_replay.py``): "warm" is that, what a user meets from the second time on;
+"cold" (``UNSEEN_CLI_CACHE=0``) runs the command afresh, as the first time after a change.
+``--before REF`` times the same commands on the code of commit REF too (``before.py``), in
+the same rounds. Then, from ``python -X importtime``, what each cold command imports of
+the heavy packages, and its heaviest top-level imports. Figures, not assertions: the test
+suite checks the behaviour (``tests/cli/test_startup.py``).
 
-    python benchmarks/startup.py [--repeats 15]
+    python benchmarks/startup.py [--repeats 15] [--before REF]
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from before import env_with, tree
+
 COMMANDS = {
     "unseen --help": ["--help"],
     "unseen strategies": ["strategies"],
@@ -35,29 +40,38 @@ COMMANDS = {
 TARGET = 4.0  # x a bare interpreter, for the commands above
 API_TARGET = 8.0  # x a bare interpreter, for `import unseen.api`
 HEAVY = ("langgraph", "langchain_core", "langsmith", "openai", "google.genai", "matplotlib",
-         "textual", "statsmodels")
+         "textual", "statsmodels", "numpy", "PIL", "pydantic", "typer", "rich")
 CLI = "from unseen.cli import main; import sys; sys.argv[0] = 'unseen'; main()"
+SWITCH = "UNSEEN_CLI_CACHE"  # 0: no replay (unseen/cli_replay.py)
 
 
-def timed(runs: dict[str, list[str]], repeats: int, cwd: str) -> dict[str, list[float]]:
-    """Wall times of each command, the commands taken in turn in every repeat (so the
-    machine's drift reaches them alike), after one warm-up run of each."""
-    env = {**os.environ, "COLUMNS": "100"}
-    for argv in runs.values():
-        subprocess.run(argv, capture_output=True, env=env, cwd=cwd, check=False)
-    times: dict[str, list[float]] = {name: [] for name in runs}
+def run_once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one run of ``argv``."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env, cwd=cwd)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+
+def timed(runs: dict[str, tuple[list[str], dict[str, str]]], repeats: int, cwd: str
+          ) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) of each run, the runs taken in turn in every repeat (so the machine's
+    drift reaches them alike), after one warm-up run of each (which records the warm
+    runs' output)."""
+    for argv, env in runs.values():
+        run_once(argv, env, cwd)
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
     for _ in range(repeats):
-        for name, argv in runs.items():
-            t0 = time.perf_counter()
-            subprocess.run(argv, capture_output=True, env=env, cwd=cwd, check=False)
-            times[name].append(time.perf_counter() - t0)
+        for name, (argv, env) in runs.items():
+            times[name].append(run_once(argv, env, cwd))
     return times
 
 
-def imports(args: list[str], cwd: str) -> dict[str, int]:
+def imports(args: list[str], cwd: str, env: dict[str, str]) -> dict[str, int]:
     """Top-level package → cumulative import time in µs, from ``-X importtime``."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", CLI, *args],
-                          capture_output=True, text=True, cwd=cwd, check=False)
+                          capture_output=True, text=True, cwd=cwd, check=False, env=env)
     out: dict[str, int] = {}
     for line in proc.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
@@ -72,26 +86,46 @@ def imports(args: list[str], cwd: str) -> dict[str, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--before", metavar="REF", help="also time the code of this commit")
     args = ap.parse_args()
     cwd = tempfile.mkdtemp(prefix="unseen-startup-")  # no .env, no runs/ around
-    med = statistics.median
-    runs = {"python -c pass": [sys.executable, "-c", "pass"],
-            "import unseen.api": [sys.executable, "-c", "import unseen.api"],
-            **{name: [sys.executable, "-c", CLI, *argv] for name, argv in COMMANDS.items()}}
+    base = {**os.environ, "COLUMNS": "100",
+            # a record of its own: the warm runs replay what this run's warm-up recorded
+            "XDG_CACHE_HOME": os.path.join(cwd, "cache")}
+    base.pop(SWITCH, None)
+    cold = {**base, SWITCH: "0"}
+    trees: dict[str, str | None] = {"": None}
+    if args.before:
+        trees = {"before ": tree(args.before), "": None}
+    runs: dict[str, tuple[list[str], dict[str, str]]] = {
+        "python -c pass": ([sys.executable, "-c", "pass"], base)}
+    for tag, path in trees.items():
+        runs[f"{tag}import unseen.api"] = ([sys.executable, "-c", "import unseen.api"],
+                                           env_with(path, base))
+        for name, argv in COMMANDS.items():
+            cmd = [sys.executable, "-c", CLI, *argv]
+            if path is None:
+                runs[f"{name} (warm)"] = (cmd, base)
+                runs[f"{name} (cold)"] = (cmd, cold)
+            else:
+                runs[f"{tag}{name}"] = (cmd, env_with(path, base))
     times = timed(runs, args.repeats, cwd)
+    med = statistics.median
     bare = times.pop("python -c pass")
-    print(f"python -c pass: best {min(bare):.3f} s, median {med(bare):.3f} s "
+    bare_wall, bare_cpu = med(t for t, _ in bare), med(c for _, c in bare)
+    print(f"python -c pass: median wall {bare_wall:.3f} s, CPU {bare_cpu:.3f} s "
           f"({args.repeats} runs, interleaved with the commands)")
+    print(f"{'':34} {'wall':>7} {'ratio':>6} {'CPU':>7} {'ratio':>6}  target")
     for name, t in times.items():
-        target = API_TARGET if name == "import unseen.api" else TARGET
-        ratio = med(t) / med(bare)
-        print(f"{name:24} best {min(t):.3f} s  median {med(t):.3f} s  ratio {ratio:5.1f} "
-              f"a bare interpreter (target {target:g}x: ratio to it {ratio / target:.2f})")
+        target = API_TARGET if name.endswith("import unseen.api") else TARGET
+        wall, cpu = med(w for w, _ in t), med(c for _, c in t)
+        print(f"{name:34} {wall:6.3f}s {wall / bare_wall:5.1f}x {cpu:6.3f}s "
+              f"{cpu / bare_cpu:5.1f}x  {target:g}x")
     for name, argv in COMMANDS.items():
-        found = imports(argv, cwd)
+        found = imports(argv, cwd, cold)
         heavy = [h.strip("[]") for h in found if h.startswith("[") and found[h]]
         top = sorted(((v, k) for k, v in found.items() if not k.startswith("[")), reverse=True)
-        print(f"\n{name}: imports {', '.join(heavy) or 'none'} of {', '.join(HEAVY)}")
+        print(f"\n{name} (cold): imports {', '.join(heavy) or 'none'} of {', '.join(HEAVY)}")
         for us, mod in top[:6]:
             print(f"  {us / 1000:7.1f} ms  {mod}")
 

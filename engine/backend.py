@@ -111,6 +111,9 @@ class BackendDefaults:
     interactive: bool = False
     #: calls go through a provider's batch API: no per-call timeout, priced at its discount
     batched: bool = False
+    #: runs its model in this process (``hf``, ``vllm-local``): every shard would load a
+    #: copy of its own, so a run with one takes one process unless ``--processes`` says more
+    in_process: bool = False
 
     async def ready(self) -> None:
         """Awaited before each call, outside its timeout (load a model here); raises
@@ -131,8 +134,8 @@ class BackendDefaults:
 
 
 #: the optional members, by name (what a backend that inherits no defaults must define)
-OPTIONAL_MEMBERS = ("concurrency", "serial", "interactive", "batched", "ready", "attach",
-                    "identify", "server_counts")
+OPTIONAL_MEMBERS = ("concurrency", "serial", "interactive", "batched", "in_process", "ready",
+                    "attach", "identify", "server_counts")
 
 
 def is_default(method: Any, name: str) -> bool:
@@ -173,6 +176,8 @@ class Backend(Protocol):
     def interactive(self) -> bool: ...
     @property
     def batched(self) -> bool: ...
+    @property
+    def in_process(self) -> bool: ...
 
     async def complete(self, request: Request) -> Reply: ...
 

@@ -11,6 +11,7 @@ import operator
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict, cast
 
 from pydantic import BaseModel
@@ -74,7 +75,7 @@ class StrategySpec:
     # e.g. ``logprobs`` for a confidence stop): refused before any call where it is missing
     needs: frozenset[str] = frozenset()
 
-    @property
+    @cached_property  # read for every trajectory; the parameters are set when it is built
     def label(self) -> str:
         """``name`` or ``name:k=v,...`` for parameters that differ from the defaults."""
         default = type(self.params)()

@@ -157,8 +157,7 @@ def part_bytes(part: ImagePart, max_side: int | None = None,
     ``draw_fitted`` too, an overlay is drawn on the fitted image and encoded once (the
     renderer is given the spec with ``"fit": max_side``)."""
     if part.overlay is None:
-        data, mime = _read(part.path, *_stat(part.path)), mime_type(part.path)
-        return (data, mime) if max_side is None else _fitted(max_side, mime, data)
+        return _file_bytes(part.path, *_stat(part.path), max_side)
     fit = bool(draw_fitted and max_side)
     key = ("overlay", part.path, *_stat(part.path),
            json.dumps(part.overlay, sort_keys=True, separators=(",", ":")), max_side, fit)
@@ -180,6 +179,12 @@ def part_bytes(part: ImagePart, max_side: int | None = None,
         while len(_RECENT) > _RECENT_SIZE:
             _RECENT.popitem(last=False)
     return out
+
+
+def _file_bytes(path: str, mtime_ns: int, size: int, max_side: int | None
+                ) -> tuple[bytes, str]:
+    data, mime = _read(path, mtime_ns, size), mime_type(path)
+    return (data, mime) if max_side is None else _fitted(max_side, mime, data)
 
 
 def request_images(request: Request) -> list[ImagePart]:
@@ -239,8 +244,21 @@ def part_digest(part: ImagePart) -> str:
 
 def data_url(part: ImagePart, max_side: int | None = None,
              draw_fitted: bool | None = None) -> str:
+    """The part as a base64 data URL; an image without an overlay is encoded once while
+    its file is unchanged (every sample and every call of an instance sends the same)."""
+    if part.overlay is None:
+        return _file_url(part.path, *_stat(part.path), max_side)
     data, mime = part_bytes(part, max_side, draw_fitted)
+    return _url(data, mime)
+
+
+def _url(data: bytes, mime: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+@lru_cache(maxsize=64)  # as many as _read keeps
+def _file_url(path: str, mtime_ns: int, size: int, max_side: int | None) -> str:
+    return _url(*_file_bytes(path, mtime_ns, size, max_side))
 
 
 def max_pixels() -> int:

@@ -40,6 +40,7 @@ from .backend import Backend
 from .benchmark import Plan, WorkItem
 from .box import no_convention
 from .budget import BUDGET, Budget, CostCapped
+from .collector import lighter_gc
 from .errors import UnseenError
 from .graph import StrategySpec
 from .images import holding
@@ -447,7 +448,8 @@ class Runner:
         await asyncio.gather(workers(), *(serial(q) for q in queues.values()))
 
     async def run(self) -> RunResult:
-        with hold(self.run_dir, "runner"):  # re-entrant: the command may hold it already
+        # re-entrant: the command may hold it already
+        with hold(self.run_dir, "runner"), lighter_gc():
             return await self._run()
 
     async def _run(self) -> RunResult:

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .collector import lighter_gc
 from .journal import JournalWriter
 from .limits import gauge, snapshot
 
@@ -97,7 +98,8 @@ def _child(setup: Callable, instances: list, shard: tuple[int, int], done: froze
                 for backend in backends:
                     await backend.aclose()
 
-        asyncio.run(go())
+        with lighter_gc():  # as the parent's runner has it, for this process's share
+            asyncio.run(go())
     except KeyboardInterrupt:
         pass
     finally:

@@ -26,6 +26,10 @@ from unseen.evals.scenefunri.data.sample import write_test_set
 # the default reply cache (platformdirs' user cache dir) in a folder of this session's own:
 # a test never reads a reply an earlier session or the user's own runs cached
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="unseen-tests-cache-")
+# a help or listing replayed from its record (unseen.cli_replay) keys on what a fresh
+# process reads, not on what a test registers in this one: tests see every run afresh,
+# except those of the replay itself, which turn it on
+os.environ["UNSEEN_CLI_CACHE"] = "0"
 
 # conftest runs before any test module imports helpers: its asserts report like a test's own
 pytest.register_assert_rewrite("helpers")

@@ -400,8 +400,10 @@ async def run_async(
                 plan.config.pairs = pairs
             for name, text in plan.files.items():
                 run.write_file(name, text)
+            # a person's page, and a model loaded in this process (each shard would load
+            # its own copy), keep the one process
             if auto and plan.order is None and not max_cost and not batch and not any(
-                    getattr(c, "interactive", False) for c in clients):
+                    c.interactive or c.in_process for c in clients):
                 size = Runner.from_plan(plan, clients, run_dir, progress=False).total()
                 processes = auto_processes(size, os.cpu_count() or 1, concurrency)
             if processes > 1:

@@ -20,23 +20,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...engine.rules import LearnerError, NormBox, rule_learner
 from ...engine.types import Instance
 from .metrics import cacc_many, dist_many
+
+if TYPE_CHECKING:  # numpy loads when the rule learns, not when `unseen backends` lists it
+    import numpy as np
 
 STEPS = 20  # the grid: multiples of 1/20 = 5 % of the width and the height
 FRACS = tuple(k / STEPS for k in range(STEPS + 1))
 SEARCH = ("the best constant box by CAcc@50 (ties: mean Dist, then grid order) over a grid of "
           "boxes with corners on multiples of 5 % of the width and height, learned on the "
           "other scenes (leave-one-scene-out; one instance at a time without two scenes)")
-_PAIRS = np.array([(a, b) for a in range(STEPS + 1) for b in range(a + 1, STEPS + 1)])
-# box k = (x pair k // n, y pair k % n), as indices into FRACS: [x1, y1, x2, y2]
-_N = len(_PAIRS)
-_INDEX = np.stack([np.repeat(_PAIRS[:, 0], _N), np.tile(_PAIRS[:, 0], _N),
-                   np.repeat(_PAIRS[:, 1], _N), np.tile(_PAIRS[:, 1], _N)], axis=1)
+
+
+@lru_cache(maxsize=1)
+def _grid() -> np.ndarray:
+    """Every grid box as indices into FRACS, ``[x1, y1, x2, y2]``; box k is x pair k // n,
+    y pair k % n."""
+    import numpy as np
+
+    pairs = np.array([(a, b) for a in range(STEPS + 1) for b in range(a + 1, STEPS + 1)])
+    n = len(pairs)
+    return np.stack([np.repeat(pairs[:, 0], n), np.tile(pairs[:, 0], n),
+                     np.repeat(pairs[:, 1], n), np.tile(pairs[:, 1], n)], axis=1)
 
 
 @dataclass(frozen=True)
@@ -60,21 +69,26 @@ def scene_of(inst: Instance) -> str:
 
 def grid_box(k: int) -> NormBox:
     """Box ``k`` of the grid, as shares of the image."""
-    a, c, b, d = _INDEX[k]
+    a, c, b, d = _grid()[k]
     return FRACS[a], FRACS[c], FRACS[b], FRACS[d]
 
 
 @lru_cache(maxsize=64)
 def _pixels(width: float, height: float) -> np.ndarray:
     """Every grid box in pixels of a ``width`` x ``height`` image, as the rule answers it."""
+    import numpy as np
+
     xs = np.array([round(f * width, 2) for f in FRACS])
     ys = np.array([round(f * height, 2) for f in FRACS])
-    return np.stack([xs[_INDEX[:, 0]], ys[_INDEX[:, 1]], xs[_INDEX[:, 2]], ys[_INDEX[:, 3]]],
+    index = _grid()
+    return np.stack([xs[index[:, 0]], ys[index[:, 1]], xs[index[:, 2]], ys[index[:, 3]]],
                     axis=1)
 
 
 def _scores(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
     """CAcc@50 (0/1) and Dist of every grid box on one instance."""
+    import numpy as np
+
     boxes = _pixels(inst.width, inst.height)
     gt = inst.truth["box"]
     return (cacc_many(boxes, gt, inst.width, inst.height, 0.5).astype(np.int64),
@@ -92,8 +106,10 @@ def folds(instances: list[Instance]) -> list[Fold]:
     if len(groups) < 2:
         raise LearnerError("baseline:fixed learns on the other scenes or instances: it needs "
                            f"at least two instances with a box, got {len(groups)}")
-    hits = np.zeros(len(_INDEX), dtype=np.int64)
-    dist = np.zeros(len(_INDEX))
+    import numpy as np
+
+    hits = np.zeros(len(_grid()), dtype=np.int64)
+    dist = np.zeros(len(_grid()))
     for members in groups.values():
         for inst in members:
             h, d = _scores(inst)

@@ -41,11 +41,19 @@ def test_the_defaults_are_declared_and_a_base_backend_is_a_backend():
     b = Attached("m", box_format="pixel")
     assert isinstance(b, Backend) and all(hasattr(b, m) for m in OPTIONAL_MEMBERS)
     plain = BackendDefaults()
-    assert (plain.concurrency, plain.serial, plain.interactive, plain.batched) == \
-        (8, False, False, False)
+    assert (plain.concurrency, plain.serial, plain.interactive, plain.batched,
+            plain.in_process) == (8, False, False, False, False)
     assert asyncio.run(plain.identify()) == {} and plain.server_counts() is None
     # Reliable skips the default ready() and runs a backend's own
     assert Reliable(b)._ready is None
+
+
+def test_the_backends_that_load_a_model_here_say_so():
+    """hf and vllm-local load their model in this process (one process by default)."""
+    from unseen.backends.hf_local import HFLocal
+    from unseen.backends.vllm_local import VLLMLocal
+
+    assert HFLocal.in_process and VLLMLocal.in_process
 
 
 def test_a_backend_without_the_optional_members_is_refused_when_made():

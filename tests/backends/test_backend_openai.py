@@ -406,6 +406,19 @@ async def test_malformed_body_is_retried_then_typed(kind, raw, fp, instances, as
 
 @pytest.mark.parametrize("kind", KINDS)
 @module_loop
+async def test_a_json_body_under_another_content_type_is_read(kind, fp, instances, ask):
+    """The reply is read from the decoded JSON, whatever content type the server gave it (as
+    the SDK's own models read it)."""
+    body = {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "good"}}]}
+    fp.default = Raw(json.dumps(body).encode(), content_type="text/plain")
+    reply = await ask(kind, image_request(instances[0]), max_attempts=1)
+    assert reply.ok and reply.text == "good" and reply.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@module_loop
 async def test_malformed_then_success(kind, fp, instances, ask):
     fp.script(Raw(b"not json"))
     fp.default = Reply("good")

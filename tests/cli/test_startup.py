@@ -27,9 +27,11 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stder
 
 
 def loaded(args: list[str], tmp_path, code: str = PROBE) -> tuple[str, set[str]]:
+    """What the command printed and the top-level packages it loaded; the first run in a
+    test records its output (``unseen.cli_replay``), a second one replays it."""
+    env = {"COLUMNS": "100", "PATH": "/usr/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True,
-                          text=True, cwd=tmp_path, env={"COLUMNS": "100", "PATH": "/usr/bin"},
-                          timeout=120)
+                          text=True, cwd=tmp_path, env=env, timeout=120)
     modules = set(json.loads(proc.stderr.strip().splitlines()[-1]))
     return proc.stdout, modules
 
@@ -40,6 +42,23 @@ def test_listing_commands_import_no_graph_library(args, tmp_path):
     out, modules = loaded(args, tmp_path)
     assert out.strip(), "the command printed nothing: the probe did not run it"
     assert not modules & set(GRAPH_PACKAGES), sorted(modules & set(GRAPH_PACKAGES))
+
+
+LISTINGS = [["--help"], ["strategies"], ["backends"], ["benchmarks"], ["profiles"],
+            ["prices"], ["compare", "--help"]]
+
+
+@pytest.mark.parametrize("args", LISTINGS)
+def test_help_and_listings_import_no_array_graph_sdk_or_image_library(args, tmp_path):
+    """Run afresh, a help or a listing loads none of numpy, LangGraph, the OpenAI SDK or
+    Pillow; run again, it prints the same from its record and loads neither typer, rich
+    nor pydantic."""
+    first, modules = loaded(args, tmp_path)
+    assert first.strip()
+    assert not modules & {"numpy", "langgraph", "openai", "PIL"}, sorted(modules)
+    again, replayed = loaded(args, tmp_path)
+    assert again == first
+    assert not replayed & {"typer", "rich", "pydantic", "click"}, sorted(replayed)
 
 
 def test_strategies_lists_every_builtin_without_compiling(tmp_path):
@@ -102,3 +121,18 @@ def test_ctrl_c_while_the_command_line_imports_ends_quietly(tmp_path):
         _, err = proc.communicate(timeout=120)
         assert "Traceback" not in err, err
         assert (proc.returncode, err.strip()) == (130, "interrupted"), (proc.returncode, err)
+
+
+def test_a_command_leaves_its_heap_out_of_the_last_collection(tmp_path):
+    """At the interpreter's exit the objects a command built are frozen (``gc.freeze``), so
+    the collector's last pass does not walk them; atexit handlers registered before still
+    run after it."""
+    code = PROBE.replace("from unseen.cli import main", (
+        "import atexit, gc\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+        "from unseen.cli import main"))
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(["prices"])],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={"PATH": "/usr/bin", "UNSEEN_CLI_CACHE": "0"})
+    frozen = [line for line in proc.stderr.splitlines() if line.startswith("frozen ")]
+    assert frozen and int(frozen[-1].split()[1]) > 0, proc.stderr[-2000:]

@@ -187,3 +187,32 @@ def test_show_png_of_a_run_whose_image_became_a_bomb_is_one_line(tmp_path, bomb,
     code, _, err = run_main(["show", str(run_dir), rec["instance_id"], "--png",
                              str(tmp_path / "s.png")])
     assert str(bomb) in one_error_line(code, err)
+
+
+def test_an_image_is_encoded_once_while_its_file_is_unchanged(tmp_path, monkeypatch):
+    """Every call with the same image sends the same data URL, base64-encoded once; a
+    changed file is encoded anew."""
+    import base64
+    import os
+
+    from unseen.engine import images
+    from unseen.engine.types import ImagePart
+
+    path = tmp_path / "a.png"
+    Image.new("RGB", (8, 6), "red").save(path)
+    encoded: list[int] = []
+    real = base64.b64encode
+
+    def counting(data: bytes) -> bytes:
+        encoded.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(images.base64, "b64encode", counting)
+    part = ImagePart(path=str(path))
+    first = images.data_url(part)
+    assert images.data_url(ImagePart(path=str(path))) == first and len(encoded) == 1
+    assert first == "data:image/png;base64," + real(path.read_bytes()).decode()
+    Image.new("RGB", (8, 6), "blue").save(path)
+    os.utime(path, ns=(1, 1))  # a new time, whatever the clock's resolution
+    assert images.data_url(part) == "data:image/png;base64," + real(path.read_bytes()).decode()
+    assert len(encoded) == 2

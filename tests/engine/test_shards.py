@@ -152,3 +152,34 @@ def test_shards_courses_add_up_on_one_clock():
     assert both["history"] == [[0.0, 4], [0.5, 8], [1.0, 12], [1.5, 10], [3.0, 6]]
     assert (both["ceiling"], both["limit"], both["rate_limited"]) == (32, 6, 3)
     assert both["started_at"] == 1000.0 and both["processes"] == 2
+
+
+def test_a_model_loaded_in_this_process_keeps_one_process_by_default(tmp_path, monkeypatch):
+    """A backend that runs its model in this process (``in_process``: hf, vllm-local) is
+    never sharded by default, however large the run: each shard would load its own copy."""
+    import os
+
+    import unseen.api as api
+    from unseen.backends.base import PROVIDERS, BaseBackend, provider
+    from unseen.engine.types import Reply
+
+    pids: list[int] = []
+
+    class Loaded(BaseBackend):
+        provider = "loaded"
+        in_process = True
+
+        async def complete(self, request):
+            pids.append(os.getpid())
+            return Reply(text='{"box": [1, 1, 5, 5]}')
+
+    monkeypatch.setattr(api, "auto_processes", lambda trajectories, cores, concurrency: 3)
+    provider("loaded", "loaded:MODEL")(
+        lambda target, *, spec, **_: Loaded(target, box_format="pixel", spec=spec))
+    try:
+        data = write_test_set(tmp_path / "data")
+        res = unseen.run(data, ["direct"], ["loaded:m"], out=tmp_path / "r", cache=False,
+                         progress=False, processes=None, samples=2)
+    finally:
+        del PROVIDERS["loaded"]
+    assert res.done == 48 and pids == [os.getpid()] * 48  # every call in this process

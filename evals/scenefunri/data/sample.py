@@ -18,7 +18,6 @@ from importlib import resources
 from pathlib import Path
 
 from .dataset import INSTANCES_FILE
-from .synthetic import write_synthetic_set
 
 TEST_SET_SIZE = 24
 TEST_SET_SEED = 0
@@ -44,6 +43,8 @@ def copy_sample(out: str | Path) -> Path:
 
 def write_test_set(out: str | Path) -> Path:
     """Write the 24-instance synthetic test set into ``out``; returns the folder."""
+    from .synthetic import write_synthetic_set  # the drawing (Pillow) only when it draws
+
     out = Path(out)
     write_synthetic_set(out, n=TEST_SET_SIZE, seed=TEST_SET_SEED)
     return out
