@@ -5,7 +5,7 @@ first profile whose pattern occurs in the model's name (lower case, after its la
 wins; a user's profile file (``--profiles FILE`` or ``$UNSEEN_PROFILES``, the same format)
 comes before the built-in table, which is how a user adds a model. A model no profile
 knows has no profile (``profile_for`` returns None): its box convention is unknown, and a
-box strategy is refused for it before any call (``engine.runner.check_pairing``) until the
+box strategy is refused for it before any call (``engine.pairing.check_pairing``) until the
 user gives one. Conventions are never guessed.
 """
 

@@ -31,23 +31,21 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
 from .backend import Backend
 from .benchmark import Plan, WorkItem
-from .box import no_convention
 from .budget import BUDGET, Budget, CostCapped
 from .collector import lighter_gc
-from .errors import UnseenError
 from .graph import StrategySpec
 from .images import holding
 from .journal import JOURNAL, RUN_FILE, JournalWriter, finished_keys
 from .limits import Gauge, add_gauges, gauge, limits_text, merge
 from .lock import hold
 from .redact import scrub
+from .results import RunResult
 from .rundir import kind_of
 from .types import ErrorInfo, Instance, RunConfig, Trajectory
 
@@ -57,116 +55,9 @@ Scorer = Callable[[Instance, Any], dict[str, float]]
 CURRENT_KEY: ContextVar[str | None] = ContextVar("unseen_trajectory_key", default=None)
 
 
-class PairingError(UnseenError, ValueError):
-    """A strategy and a benchmark, or a strategy and a backend, that cannot work together."""
-
-
-def check_pairing(strategies: list[StrategySpec], backends: list[Backend], benchmark: str,
-                  accepts: Collection[str] | None = None) -> None:
-    """Refuse, before any call, a strategy made for instances the benchmark does not have
-    (``StrategySpec.benchmark`` not in the benchmark's ``accepts``; by default its own name)
-    and a respondent without a model (a rule, the simulator) that cannot give the answers a
-    strategy asks for."""
-    accepts = {benchmark} if accepts is None else set(accepts)
-    for s in strategies:
-        if s.benchmark not in accepts:
-            raise PairingError(f"strategy {s.label!r} reads {s.benchmark} instances; this run "
-                               f"is on {benchmark} data")
-    boxes = [s for s in strategies if "box" in s.asks]
-    for b in backends:
-        if boxes and b.box_format is None:  # conventions are never guessed
-            desc = b.describe()
-            raise PairingError(no_convention(b.model, desc.get("profile"),
-                                             desc.get("profile_note") or ""))
-        for s in strategies:
-            missing = sorted(s.needs - capabilities(b))
-            if missing:
-                raise PairingError(
-                    f"strategy {s.label!r} needs {', '.join(missing)}, which backend "
-                    f"{b.spec!r} does not return; {NEEDS_HINT.get(missing[0], '')}".rstrip("; "))
-        can = b.answers
-        if can is None:
-            continue
-        for s in strategies:
-            missing = sorted(s.asks - can)
-            if missing:
-                raise PairingError(
-                    f"backend {b.spec!r} cannot answer strategy {s.label!r}: it answers "
-                    f"{', '.join(sorted(can)) or 'no'} requests, and {s.label} asks for "
-                    f"{', '.join(missing)}")
-
-
-#: what a strategy can do instead, by the capability it needs and a backend lacks
-NEEDS_HINT = {"logprobs": "use votes=N (the vote share is the confidence) or a backend that "
-                          "returns log-probabilities (openai, vllm, vllm-local, gemini)"}
-
-
-def capabilities(backend: Backend) -> frozenset[str]:
-    """The names of what a backend returns natively (``Capabilities``' true fields)."""
-    caps = backend.capabilities
-    if caps is None:  # a stand-in without any (tests)
-        return frozenset()
-    return frozenset(k for k, v in caps.model_dump().items() if v is True)
-
-
 def trajectory_key(instance_id: str, strategy: str, backend: str, sample: int) -> str:
     blob = json.dumps([instance_id, strategy, backend, sample], separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
-
-
-# Error kinds that are answers, not failures: a reply that could not be used is the model's
-# answer (engine.graph.ANSWER_REASONS), a person's "can't tell" a choice.
-ANSWERS = ("parse", "format_mismatch", "ambiguous", "length", "skipped")
-
-
-@dataclass
-class RunResult:
-    run_dir: Path
-    total: int = 0
-    skipped: int = 0
-    done: int = 0
-    answered: int = 0
-    errors: int = 0
-    cache_hits: int = 0
-    seconds: float = 0.0
-    first_s: float | None = None  # seconds until the first trajectory finished (start-up)
-    by_error: dict[str, int] = field(default_factory=dict)
-    # the same counts per strategy label: which method goes unanswered, and why
-    by_strategy: dict[str, dict[str, int]] = field(default_factory=dict)
-    examples: dict[str, str] = field(default_factory=dict)  # the first message of each kind
-    # replies cut at a length limit, and trajectories answered by a fallback, by strategy
-    length_stops: int = 0
-    fallbacks: dict[str, int] = field(default_factory=dict)
-    # the cost cap: US dollars the run directory spent (``spent_before`` of them before this
-    # call), the cap, and whether the run stopped at it
-    spent: float = 0.0
-    spent_before: float = 0.0
-    max_cost: float | None = None
-    cost_capped: bool = False
-
-    def add(self, status: str, error_kind: str | None, cached_steps: int,
-            message: str = "", notes: dict[str, Any] | None = None,
-            strategy: str = "") -> None:
-        """Count one finished trajectory."""
-        notes = notes or {}
-        self.length_stops += int(notes.get("length_stops", 0))
-        if notes.get("fallback"):
-            self.fallbacks[strategy] = self.fallbacks.get(strategy, 0) + 1
-        self.done += 1
-        self.answered += status == "answered"
-        if error_kind is not None:
-            self.by_error[error_kind] = self.by_error.get(error_kind, 0) + 1
-            per = self.by_strategy.setdefault(strategy, {})
-            per[error_kind] = per.get(error_kind, 0) + 1
-            self.errors += error_kind not in ANSWERS
-            self.examples.setdefault(error_kind, message)
-        self.cache_hits += cached_steps
-
-    @property
-    def failures(self) -> dict[str, int]:
-        """Failed trajectories of this call by error kind, most first (see :data:`ANSWERS`)."""
-        kinds = {k: n for k, n in self.by_error.items() if k not in ANSWERS}
-        return dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _who_answers(backends: Collection[Backend]) -> str:
@@ -213,7 +104,7 @@ class Runner:
         counting them all and ``shares`` each backend's part; without it, every backend ×
         strategy × instance × sample. Items are made as the workers ask for them. A
         strategy that cannot work with the benchmark or a backend is refused here
-        (:func:`check_pairing`) by the run pipeline, before any file is written.
+        (:func:`.pairing.check_pairing`) by the run pipeline, before any file is written.
         ``max_cost`` (US dollars) caps what the trajectories of this call may spend, each
         priced by ``cost_of``, with ``spent_before`` (what the run directory's journal had
         spent already); it is counted in one process (``processes`` 1)."""

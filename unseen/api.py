@@ -41,8 +41,10 @@ from .engine.decoded import decoded_store
 from .engine.errors import UnseenError
 from .engine.limits import snapshot
 from .engine.lock import hold
+from .engine.pairing import check_pairing
+from .engine.results import RunResult
 from .engine.rundir import RunDir, kind_of
-from .engine.runner import Runner, RunResult, check_pairing
+from .engine.runner import Runner
 from .engine.shards import auto_processes
 from .engine.subset import apply as apply_subset
 from .engine.subset import check_resume as check_subset

@@ -31,7 +31,7 @@ def test_a_rule_cannot_answer_spoe(sample_data, run_main, tmp_path):
 
 
 def test_a_rule_with_spoe_finish_needs_choice_too(sample_data, tmp_path):
-    from unseen.engine.runner import PairingError
+    from unseen.engine.pairing import PairingError
 
     with pytest.raises(PairingError, match="choice"):
         unseen.run(sample_data, ["spoe:finish=direct"], ["baseline:prior"], out=tmp_path / "r",
@@ -54,7 +54,7 @@ def test_director_strategy_on_scenefunri_data(sample_data, run_main, tmp_path):
 
 def test_scenefunri_strategy_in_a_director_study_is_refused_before_scenes(tmp_path):
     from unseen.commands.director_run import run_study
-    from unseen.engine.runner import PairingError
+    from unseen.engine.pairing import PairingError
     from unseen.evals.director.study.design import Design
 
     design = Design.model_validate({"name": "t", "size": "512x384", "sets": {"main": {"n": 2}},

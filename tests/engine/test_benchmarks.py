@@ -59,7 +59,7 @@ def test_a_third_benchmark_runs_through_the_same_pipeline(sample_data, tmp_path)
     # the oracle's direct box is centred on the target
     assert all(h.metrics["hit"] == 1.0 for h in heads if h.strategy == "direct")
     # a strategy its instances do not serve is refused before anything is written
-    from unseen.engine.runner import PairingError
+    from unseen.engine.pairing import PairingError
 
     with pytest.raises(PairingError, match="director"):
         unseen.run(None, ["director:condition=move"], ["sim"], benchmark="pointing-test",

@@ -112,7 +112,7 @@ def director_run(
     Finished calls are journalled; rerun with the same --out to resume. The options in full:
     the README's "Director Task studies" and "`unseen run`'s options".
     """
-    from ..engine.runner import RunResult
+    from ..engine.results import RunResult
     from ..evals.director.study.design import load_design
     from .director_run import run_study
     from .estimate import check_format, print_estimate

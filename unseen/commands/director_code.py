@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import run_async
+from ..engine.results import RunResult
 from ..engine.rundir import RunDir
-from ..engine.runner import RunResult
 from ..evals.director.coding.coder import MAX_EFFORT
 from ..evals.director.coding.items import CodingError, pass_dir
 

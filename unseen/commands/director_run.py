@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..api import run_async
-from ..engine.runner import RunResult
+from ..engine.results import RunResult
 from ..evals.director.study.design import Design
 from ..evals.director.study.runner import StudyError
 

@@ -72,7 +72,7 @@ def run(
     from ..api import run as run_api
     from ..engine.benchmark import defaults_of, detect
     from ..engine.benchmark import get as get_benchmark
-    from ..engine.runner import RunResult
+    from ..engine.results import RunResult
     from .run_options import baseline_label, subset_of, with_decoding
 
     if config is not None:

@@ -180,13 +180,18 @@ def read_mesh(path: Path | str) -> tuple[np.ndarray, np.ndarray, np.ndarray | No
     return verts, faces, cols
 
 
-def _load_json(path: Path) -> Any:
+def _read_text(path: Path) -> str:
+    """A text file of the toolkit's layout, or the one-line error that names it."""
     if not path.is_file():
         raise error_at(path, "file not found")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise error_at(path, f"cannot read ({e})") from e
+
+
+def _load_json(path: Path) -> Any:
+    text = _read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
@@ -325,12 +330,7 @@ def _read_pincam(path: Path) -> Intrinsics:
 
 def _read_traj(path: Path) -> dict[str, np.ndarray]:
     """Timestamp string → camera→world 4x4 (the file holds world→camera)."""
-    if not path.is_file():
-        raise error_at(path, "file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise error_at(path, f"cannot read ({e})") from e
+    text = _read_text(path)
     poses: dict[str, np.ndarray] = {}
     for n, line in enumerate(text.splitlines(), 1):
         tokens = line.split()
