@@ -81,6 +81,10 @@ class Reliable:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def limits(self) -> tuple[Any, list[Any]]:
+        """This limit, and the inner backend's servers' own (a backend spread over several)."""
+        return self.limiter, self.inner.limits()[1]
+
     def describe(self) -> dict[str, Any]:
         out = {**self.inner.describe(), "concurrency": self.concurrency,
                "timeout_s": self.timeout_s, "max_attempts": self.max_attempts}

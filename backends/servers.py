@@ -121,6 +121,10 @@ class Spread:
             raise AttributeError(name)
         return getattr(servers[0].backend, name)
 
+    def limits(self) -> tuple[Any, list[Any]]:
+        """No limit of its own; each server's, where the calls adapt per server."""
+        return None, [s.limit for s in self.servers if s.limit is not None]
+
     def describe(self) -> dict[str, Any]:
         desc = {**self.servers[0].backend.describe(), "spec": self.spec}
         desc.pop("base_url", None)

@@ -132,10 +132,17 @@ class BackendDefaults:
         """Per-server call counts, for a backend spread over several servers (run.json)."""
         return None
 
+    def limits(self) -> tuple[Any, list[Any]]:
+        """The rate-limit-adapting limit its calls go through (``backends.limiter.
+        AdaptiveLimit``: what ``Reliable`` wraps every backend in) and its servers' own (a
+        backend spread over several), which the progress line and run.json report;
+        ``(None, [])`` for none."""
+        return None, []
+
 
 #: the optional members, by name (what a backend that inherits no defaults must define)
 OPTIONAL_MEMBERS = ("concurrency", "serial", "interactive", "batched", "in_process", "ready",
-                    "attach", "identify", "server_counts")
+                    "attach", "identify", "server_counts", "limits")
 
 
 def is_default(method: Any, name: str) -> bool:
@@ -194,3 +201,5 @@ class Backend(Protocol):
     async def identify(self) -> dict[str, Any]: ...
 
     def server_counts(self) -> list[dict[str, Any]] | None: ...
+
+    def limits(self) -> tuple[Any, list[Any]]: ...

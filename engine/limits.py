@@ -27,11 +27,9 @@ def gauge(backends: Collection[Backend]) -> Gauge:
     """What the progress line says of each backend's limit now."""
     out: Gauge = {}
     for b in backends:
-        lim = getattr(b, "limiter", None)
+        lim, servers = b.limits()
         if lim is None:
             continue
-        servers = [s.limit for s in getattr(b, "servers", ())
-                   if getattr(s, "limit", None) is not None]
         now = sum(s.current for s in servers) if servers else lim.current
         out[b.spec] = [now, lim.ceiling, lim.rate_limited + sum(s.rate_limited for s in servers)]
     return out
@@ -62,7 +60,7 @@ def snapshot(backends: Collection[Backend]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for b in backends:
         entry: dict[str, Any] = {}
-        lim = getattr(b, "limiter", None)
+        lim, _ = b.limits()
         if lim is not None and lim.adaptive:
             entry["course"] = lim.record()
         if (counts := b.server_counts()) is not None:
