@@ -35,13 +35,14 @@ class Budget:
     before: float = 0.0
     spent: float = 0.0
     live: dict[str, float] = field(default_factory=dict)
+    live_total: float = 0.0  # the sum of ``live``, kept as it changes (asked per item)
     committed: float = 0.0
     started: set[str] = field(default_factory=set)
     refused: int = 0
 
     def total(self) -> float:
         """US dollars spent or committed, the run directory's earlier invocations included."""
-        return self.before + self.spent + sum(self.live.values()) + max(self.committed, 0.0)
+        return self.before + self.spent + self.live_total + max(self.committed, 0.0)
 
     def reached(self) -> bool:
         return self.total() >= self.cap
@@ -58,19 +59,24 @@ class Budget:
 
     def settle(self, estimate: float, key: str | None, cost: float) -> None:
         """A line's results are in: its estimate is no longer committed, and what the reply
-        cost counts for its trajectory until the trajectory is journaled."""
+        cost counts for its trajectory until the trajectory is journaled. A trajectory that
+        got a reply has started, whether or not this invocation admitted its line (a resumed
+        run picks up a killed run's batches): its next call is no first call."""
         self.committed -= estimate
-        if key is not None and cost:
-            self.live[key] = self.live.get(key, 0.0) + cost
+        if key is not None:
+            self.started.add(key)
+            if cost:
+                self.live[key] = self.live.get(key, 0.0) + cost
+                self.live_total += cost
 
     def finish(self, key: str, cost: float) -> None:
         """Trajectory ``key`` was journaled, having cost ``cost`` in all."""
-        self.live.pop(key, None)
+        self.live_total -= self.live.pop(key, 0.0)
         self.spent += cost
 
     def refuse(self, key: str) -> None:
         """Trajectory ``key`` did not start: refused at the cap."""
-        self.live.pop(key, None)
+        self.live_total -= self.live.pop(key, 0.0)
         self.refused += 1
 
 
