@@ -51,20 +51,18 @@ class GeminiBatches:
         contents, config = self.backend.contents_and_config(request)
         return {"contents": contents, "config": config}
 
-    @staticmethod
-    def _inlined(cid: str, body: Any) -> Any:
+    def encode(self, custom_id: str, body: Any) -> tuple[Any, int]:
+        """The inlined request (made once; the SDK sends it) and its size as JSON."""
         from google.genai import types
 
-        return types.InlinedRequest(contents=body["contents"], config=body["config"],
-                                    metadata={"key": cid})
-
-    def size(self, custom_id: str, body: Any) -> int:
-        return len(self._inlined(custom_id, body).model_dump_json(exclude_none=True))
+        inlined = types.InlinedRequest(contents=body["contents"], config=body["config"],
+                                       metadata={"key": custom_id})
+        return inlined, len(inlined.model_dump_json(exclude_none=True))
 
     async def submit(self, lines: list[tuple[str, Any]], intent: str) -> str:
         from google.genai import types
 
-        src = [self._inlined(cid, body) for cid, body in lines]
+        src = [inlined for _, inlined in lines]
         try:
             job = await self.backend._get_client().aio.batches.create(
                 model=self.backend.model, src=src,

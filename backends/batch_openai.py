@@ -59,16 +59,15 @@ class OpenAIBatches:
     def body(self, request: Request) -> dict[str, Any]:
         return without(self.backend.payload(request), self.backend.dropped)
 
-    def _line(self, cid: str, body: dict[str, Any]) -> bytes:
-        return (json.dumps({"custom_id": cid, "method": "POST", "url": self.url,
+    def encode(self, custom_id: str, body: dict[str, Any]) -> tuple[bytes, int]:
+        """The input file's line (JSONL, as the Batch API reads it) and its size."""
+        line = (json.dumps({"custom_id": custom_id, "method": "POST", "url": self.url,
                             "body": body}) + "\n").encode()
+        return line, len(line)
 
-    def size(self, custom_id: str, body: dict[str, Any]) -> int:
-        return len(self._line(custom_id, body))
-
-    async def submit(self, lines: list[tuple[str, dict[str, Any]]], intent: str) -> str:
+    async def submit(self, lines: list[tuple[str, bytes]], intent: str) -> str:
         client = self.backend._get_client()
-        data = b"".join(self._line(cid, body) for cid, body in lines)
+        data = b"".join(line for _, line in lines)
         try:
             upload = await client.files.create(file=("unseen-batch.jsonl", data),
                                                purpose="batch")
@@ -143,9 +142,7 @@ class OpenAIBatches:
                 from .openai_responses import reply_of
 
                 return reply_of(body)
-            from openai.types.chat import ChatCompletion
-
-            return self.backend.read(ChatCompletion.model_validate(body))
+            return self.backend.read(body)
         except ProviderError as exc:
             return exc
         except Exception as exc:  # a body of another shape

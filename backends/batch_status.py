@@ -35,12 +35,14 @@ class Driver(Protocol):
 
     def body(self, request: Request) -> Any: ...
 
-    def size(self, custom_id: str, body: Any) -> int:
-        """The bytes a line adds to its batch (as sent)."""
+    def encode(self, custom_id: str, body: Any) -> tuple[Any, int]:
+        """The line as :meth:`submit` sends it, made once, and the bytes it adds to its
+        batch (as sent)."""
         ...
 
     async def submit(self, lines: list[tuple[str, Any]], intent: str) -> str:
-        """Send ``lines`` as one batch marked with ``intent`` (for :meth:`find`): its id."""
+        """Send ``lines`` (custom id, what :meth:`encode` made) as one batch marked with
+        ``intent`` (for :meth:`find`): its id."""
         ...
 
     async def find(self, intent: str, since: float) -> str | None:

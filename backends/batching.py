@@ -73,7 +73,7 @@ class _Waiter:
 
 @dataclass
 class _Line:
-    body: Any
+    encoded: Any  # as the driver sends it (Driver.encode)
     size: int
     estimate: float
     waiters: list[_Waiter]
@@ -163,8 +163,8 @@ class Collector:
         elif (line := self.pending.get(custom_id)) is not None:
             line.waiters.append(waiter)  # the same request twice: one line
         else:
-            size = self.driver.size(custom_id, body)
-            self.pending[custom_id] = _Line(body, size, estimate, [waiter])
+            encoded, size = self.driver.encode(custom_id, body)
+            self.pending[custom_id] = _Line(encoded, size, estimate, [waiter])
             self._bytes += size
             self._arm()
         result = await waiter.fut
@@ -225,7 +225,7 @@ class Collector:
         at = time.time()
         self._write({"event": "intent", "intent": intent, "custom_ids": cids, "at": at})
         try:
-            bid = await self.driver.submit([(cid, line.body) for cid, line in take], intent)
+            bid = await self.driver.submit([(cid, line.encoded) for cid, line in take], intent)
         except ProviderError as exc:
             try:  # an answer lost after the batch was made: it is found by its intent
                 found = await self.driver.find(intent, at)

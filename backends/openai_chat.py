@@ -264,8 +264,8 @@ class OpenAIChat(OpenAIClientBackend):
         return self.read(resp, time.perf_counter() - t0)
 
     def read(self, resp: Any, latency: float = 0.0) -> Reply:
-        """The Reply of a Chat Completions response: its decoded JSON (or an SDK
-        ``ChatCompletion``, as a batch's lines are read)."""
+        """The Reply of a Chat Completions response: its decoded JSON (a call's, or a
+        batch line's ``body``)."""
         body = _json_body(resp)
         choices = body.get("choices")
         if not choices or not isinstance(choices, list):
@@ -311,15 +311,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 def _json_body(resp: Any) -> dict[str, Any]:
     """A response as a dict: the SDK hands back the text of a body whose content type is not
-    JSON (a JSON body under another type is read all the same, as the SDK's models did),
-    and a batch line comes as a ``ChatCompletion`` (its extra fields kept by ``model_dump``)."""
+    JSON (a JSON body under another type is read all the same, as the SDK's models did)."""
     if isinstance(resp, str | bytes):
         try:
             resp = json.loads(resp)
         except ValueError:
             return {}
-    elif hasattr(resp, "model_dump"):
-        resp = resp.model_dump()
     return _mapping(resp)
 
 OPENAI_OPTIONS = (*IMAGE_OPTIONS, "key_env", "detail")

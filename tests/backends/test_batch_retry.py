@@ -216,13 +216,14 @@ def test_a_batch_is_split_before_it_passes_the_providers_size_in_bytes(
     spec, url = spec_and_url(fp, provider)
     driver = GeminiBatches if provider == "gemini" else OpenAIBatches
     sizes: list[int] = []
-    real_size = driver.size
+    real_encode = driver.encode
 
-    def size(self, cid, body):
-        sizes.append(real_size(self, cid, body))
-        return sizes[-1]
+    def encode(self, cid, body):
+        line, size = real_encode(self, cid, body)
+        sizes.append(size)
+        return line, size
 
-    monkeypatch.setattr(driver, "size", size)
+    monkeypatch.setattr(driver, "encode", encode)
     # the limit from the lines' own sizes, measured in a first run: two of the largest lines
     # fit in it, three of the smallest do not
     unseen.run(sample_data, ["direct"], [spec], base_url=url, out=tmp_path / "m", limit=6,
