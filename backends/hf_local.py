@@ -362,18 +362,27 @@ def image_only(cls: Any) -> Any:
     return ImageOnly
 
 
+def has_torchvision() -> bool:
+    """Whether torchvision imports here: a build that does not match this torch is installed
+    (transformers' ``is_torchvision_available`` says yes) but does not import."""
+    try:
+        import torchvision  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
 def load_processor(model: str, **kwargs: Any) -> Any:
     """``AutoProcessor``'s processor of ``model``; where torchvision is missing and the model's
     processor wants a video processor (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), the same processor
     without it (:func:`image_only`), its images through transformers' PIL image processor."""
     import transformers
     from transformers import AutoProcessor
-    from transformers.utils import is_torchvision_available
 
     try:
         return AutoProcessor.from_pretrained(model, **kwargs)
     except Exception as exc:
-        if is_torchvision_available():
+        if has_torchvision():
             raise
         try:
             settings, _ = transformers.ProcessorMixin.get_processor_dict(model, **kwargs)

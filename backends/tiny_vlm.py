@@ -106,6 +106,8 @@ def _qwen2_vl(hidden: int, layers: int):
     config.architectures = ["Qwen2VLForConditionalGeneration"]
     # small images: at most MAX_PATCHES merged patches each, well inside the context
     pixels = {"min_pixels": 8 * 28 * 28, "max_pixels": MAX_PATCHES * 28 * 28}
+    from .hf_local import has_torchvision
+
     if has_torchvision():
         import transformers
 
@@ -124,15 +126,6 @@ def _qwen2_vl(hidden: int, layers: int):
             image_processor=Qwen2VLImageProcessorPil(**pixels), tokenizer=tokenizer,
             chat_template=tokenizer.chat_template)
     return Qwen2VLForConditionalGeneration, config, processor, tokenizer
-
-
-def has_torchvision() -> bool:
-    """Whether torchvision imports here (a build that does not match this torch does not)."""
-    try:
-        import torchvision  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 def build_tiny_vlm(folder: Path, *, hidden: int = 64, layers: int = 2, dtype: str = "float32",

@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    from unseen.backends.tiny_vlm import build_tiny_vlm, has_torchvision
+    from unseen.backends.hf_local import has_torchvision
+    from unseen.backends.tiny_vlm import build_tiny_vlm
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = "bfloat16" if device == "cuda" else "float32"

@@ -158,8 +158,7 @@ def test_qwen2_vl_processor_without_torchvision(tiny):
 
     from transformers import AutoProcessor
 
-    from unseen.backends.hf_local import load_processor
-    from unseen.backends.tiny_vlm import has_torchvision
+    from unseen.backends.hf_local import has_torchvision, load_processor
 
     if has_torchvision():
         pytest.skip("torchvision imports here: AutoProcessor loads the whole processor")
