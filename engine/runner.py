@@ -179,18 +179,27 @@ class Runner:
     def nested(self, done: Collection[str], shard: int = 0, shards: int = 1
                ) -> Iterator[WorkItem]:
         """Every backend × strategy × instance × sample not in ``done``, in that nesting;
-        with ``shards``, only its positions ``shard``, ``shard + shards``, ...: each shard
-        process makes its own share, and none the whole list."""
+        with ``shards``, only every ``shards``-th of those, from the ``shard``-th: each shard
+        process makes its own share, and none the whole list. A fresh run takes its share by
+        position without making the others' keys; a resume deals out what is left, so the
+        items a dead shard left behind spread over all the shards again."""
         n_s, n_i, n_k = len(self.strategies), len(self.instances), self.samples
         labels = [s.label for s in self.strategies]
-        for pos in range(shard, len(self.backends) * n_s * n_i * n_k, shards):
+        positions = range(len(self.backends) * n_s * n_i * n_k)
+        left = 0  # on a resume: the items left so far, whose count deals them out
+        for pos in positions[shard::shards] if not done else positions:
             rest, sample = divmod(pos, n_k)
             rest, i = divmod(rest, n_i)
             b, s = divmod(rest, n_s)
             backend, inst = self.backends[b], self.instances[i]
             key = trajectory_key(inst.id, labels[s], backend.spec, sample)
-            if key not in done:
-                yield WorkItem(key, inst, self.strategies[s], backend, sample, (b, s, i))
+            if key in done:
+                continue
+            if done:  # the rank of this item among those left decides its shard
+                left += 1
+                if (left - 1) % shards != shard:
+                    continue
+            yield WorkItem(key, inst, self.strategies[s], backend, sample, (b, s, i))
 
     def total(self) -> int:
         if self._total is not None:

@@ -84,3 +84,7 @@ def test_the_shards_share_the_plan_without_overlap(sample_data, tmp_path):
     shares = [[it.key for it in plan.nested(done, j, 3)] for j in range(3)]
     assert len(every) == 24 == len(set(every))
     assert sorted(k for share in shares for k in share) == sorted(set(every) - done)
+    # a resume after shard 2 of 3 died: what it left spreads over all three again
+    dead = {it.key for it in plan.nested(set(), 2, 3)}
+    resumed = [len(list(plan.nested(set(every) - dead, j, 3))) for j in range(3)]
+    assert resumed == [3, 3, 2]
