@@ -176,6 +176,8 @@ COMMAND_CASES = [
          "--out was given an empty value"),
     Case("--cache-dir= (empty)", lambda ctx: run_sample(ctx, "--cache-dir="), 2,
          "--cache-dir was given an empty value"),
+    Case("--cache-tag=YWJjZA== is a value, not an empty one",
+         lambda ctx: run_sample(ctx, "--cache-tag=YWJjZA==", "--dry-run"), 0, ""),
     Case("an empty run directory for show", lambda ctx: ["show", ""], 2,
          "an empty argument"),
     Case("--instances , (no id)", lambda ctx: run_sample(ctx, "--instances", ","), 2,

@@ -117,9 +117,10 @@ def _empty_argument(argv: list[str]) -> str | None:
     """Why an empty argument is refused (``--out "$UNSET"``): a path option would read it as
     the current folder and write a run there; no option of unseen takes an empty value."""
     for i, arg in enumerate(argv):
-        if arg == "" or (arg.startswith("--") and arg.endswith("=")):
-            option = arg[:-1] if arg else (argv[i - 1] if i and argv[i - 1].startswith("-")
-                                           else "")
+        name, eq, value = arg.partition("=")
+        if arg == "" or (arg.startswith("--") and eq and not value):  # --opt= (not --tag=ab==)
+            option = name if arg else (argv[i - 1] if i and argv[i - 1].startswith("-")
+                                       else "")
             return (f"{option} was given an empty value: give one, or leave the option out"
                     if option else "an empty argument: give a value")
     return None
