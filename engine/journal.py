@@ -302,9 +302,10 @@ def iter_trajectories(run_dir: Path) -> Iterator[Trajectory]:
 
 
 def finished_keys(path: Path) -> set[str]:
-    """Keys that need no rerun: answered, or unanswered by the model's own fault."""
+    """Keys that need no rerun: answered, or unanswered by the model's own fault (read from
+    the records' heads: their steps are not parsed)."""
     done: set[str] = set()
-    for rec in iter_records(path):
+    for rec in iter_heads(path, whole=lambda head: False):
         err = rec["error"]
         if rec["status"] == "unanswered" and err is not None and \
                 err["kind"] in RESUMABLE_ERRORS:
