@@ -147,11 +147,11 @@ def _home(module: str) -> str:
     return ".".join(parts[:depth])
 
 
-def _imported(module: str, source: str) -> set[str]:
-    """Every module name an import in ``source`` may bring in (lazy imports included)."""
+def _imported(module: str, tree: ast.Module) -> set[str]:
+    """Every module name an import in ``tree`` may bring in (lazy imports included)."""
     package = module.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -163,13 +163,14 @@ def _imported(module: str, source: str) -> set[str]:
     return names
 
 
-def _code_modules(module: str) -> list[str]:
-    """``module`` and the modules of its home package it imports, transitively; the
-    registry itself is left out (it holds no strategy's behaviour)."""
-    home, seen, todo = _home(module), set(), [module]
+def _code_modules(module: str) -> dict[str, str]:
+    """``module`` and the modules of its home package it imports, transitively, each with
+    its code digest (``""`` where its source cannot be read); each file is read and parsed
+    once. The registry itself is left out (it holds no strategy's behaviour)."""
+    home, digests, todo = _home(module), {}, [module]
     while todo:
         name = todo.pop()
-        if name in seen or name == __name__:
+        if name in digests or name == __name__:
             continue
         try:
             spec = importlib.util.find_spec(name)
@@ -177,14 +178,15 @@ def _code_modules(module: str) -> list[str]:
             continue
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue  # a name imported from a module, not a module
-        seen.add(name)
+        digests[name] = ""
         try:
-            source = Path(spec.origin).read_text(encoding="utf-8")
-            found = _imported(name, source)
+            tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError):
             continue
+        found = _imported(name, tree)
+        digests[name] = _tree_digest(tree)
         todo.extend(n for n in found if n == home or n.startswith(home + "."))
-    return sorted(seen)
+    return dict(sorted(digests.items()))
 
 
 def _digest(data: bytes) -> str:
@@ -193,7 +195,11 @@ def _digest(data: bytes) -> str:
 
 def _code_digest(source: str) -> str:
     """A digest of a module's code that comments, docstrings and layout do not change."""
-    tree = ast.parse(source)
+    return _tree_digest(ast.parse(source))
+
+
+def _tree_digest(tree: ast.Module) -> str:
+    """:func:`_code_digest` of a parsed module (its docstrings removed in place)."""
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         first = body[0] if isinstance(body, list) and body else None
@@ -215,12 +221,7 @@ def fingerprint(name: str) -> dict[str, Any]:
     out: dict[str, Any] = {"code": "", "modules": {}, "prompts": {}}
     if module is None:
         return out
-    for mod in _code_modules(module.__name__):
-        try:
-            path = importlib.util.find_spec(mod).origin  # type: ignore[union-attr]
-            out["modules"][mod] = _code_digest(Path(str(path)).read_text(encoding="utf-8"))
-        except (OSError, AttributeError, ImportError, ValueError, SyntaxError):
-            out["modules"][mod] = ""  # no source (a frozen or compiled module)
+    out["modules"] = _code_modules(module.__name__)
     if any(out["modules"].values()):
         out["code"] = _digest(json.dumps(out["modules"], sort_keys=True).encode())
     if entry.prompts and module.__package__:

@@ -161,7 +161,9 @@ def _record_fingerprints(plan: Any) -> dict[str, dict[str, Any]]:
     fingerprint``) and the project's git commit, into the plan's run.json."""
     from .strategies.registry import fingerprint
 
-    prints = {s.label: fingerprint(s.name) for s in plan.strategies}
+    # once per strategy, not per label (a Director study has 50 labels of one strategy)
+    by_name = {name: fingerprint(name) for name in {s.name for s in plan.strategies}}
+    prints = {s.label: by_name[s.name] for s in plan.strategies}
     for entry in plan.config.strategies:
         if entry.get("label") in prints:
             entry["fingerprint"] = prints[entry["label"]]
