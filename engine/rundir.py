@@ -328,14 +328,24 @@ def serving_lines(serving: dict[str, str], dropped: dict[str, list[str]]) -> lis
     return lines
 
 
-def run_serving_lines(config: Any) -> list[str]:
-    """:func:`serving_lines` of a run from its run.json backends (model names as recorded)."""
+def run_serving(config: Any, names: dict[str, str] | None = None
+                ) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each model's image settings (:func:`serving_text`) and the parameters its provider
+    rejected, from a run's run.json backends, by the model's name as recorded (or as
+    ``names`` gives it by backend spec: a Director design's names); the first backend of a
+    name wins."""
     serving: dict[str, str] = {}
     dropped: dict[str, list[str]] = {}
     for desc in getattr(config, "backends", None) or []:
-        model = str(desc.get("model") or desc.get("spec") or "?")
+        model = (names or {}).get(desc.get("spec", "")) or str(
+            desc.get("model") or desc.get("spec") or "?")
         if text := serving_text(desc):
             serving.setdefault(model, text)
         if desc.get("dropped_params"):
             dropped.setdefault(model, [str(p) for p in desc["dropped_params"]])
-    return serving_lines(serving, dropped)
+    return serving, dropped
+
+
+def run_serving_lines(config: Any) -> list[str]:
+    """:func:`serving_lines` of a run from its run.json backends (model names as recorded)."""
+    return serving_lines(*run_serving(config))

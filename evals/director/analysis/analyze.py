@@ -439,20 +439,13 @@ def _serving(run_dir: Path) -> tuple[dict[str, str], dict[str, list[str]], froze
     """Each design model's image settings and rejected parameters, and the backends that
     went through a batch API, from run.json."""
     from ....engine.errors import UnseenError
-    from ....engine.rundir import RunDir, serving_text
+    from ....engine.rundir import RunDir, run_serving
 
     try:
         config = RunDir(run_dir).config
     except UnseenError:
         return {}, {}, frozenset()
-    names = run_model_names(run_dir)
-    serving, dropped = {}, {}
-    for desc in config.backends if config is not None else []:
-        name = names.get(desc.get("spec", ""), desc.get("model", "?"))
-        if text := serving_text(desc):
-            serving[name] = text
-        if desc.get("dropped_params"):
-            dropped[name] = list(desc["dropped_params"])
+    serving, dropped = run_serving(config, run_model_names(run_dir))
     from ...costs import batched_specs
 
     return serving, dropped, batched_specs(config.backends if config is not None else [])

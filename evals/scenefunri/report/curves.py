@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from ....engine.box import Box
 from ....engine.records import TrajectoryRecord
-from ....engine.rundir import RunDir, run_serving_lines
+from ....engine.rundir import RunDir
 from ....engine.types import Instance
 from ....strategies import StrategyError, get
 from ..data.dataset import load_dataset
@@ -157,9 +157,6 @@ def curves(run_dirs: Iterable[str | Path | RunDir], ceiling: bool = False,
     for run in open_runs(run_dirs):
         run_dir = str(run.path)
         instances[run_dir] = _instances(run)
-        for line in run_serving_lines(run.config):  # how the models were asked
-            if line not in notes:
-                notes.append(line)
         rule = unanswered_rule(run)
         for rec in run_records(run):
             found = iterates_of(rec, notes)

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ...engine.errors import UnseenError
 from ...engine.journal import RESUMABLE_ERRORS
-from ...engine.rundir import Head, RunDir, RunDirError
+from ...engine.rundir import Head, RunDir, RunDirError, run_serving_lines
 from ..common import ExportResult
 from ..protocol import (
     CompareOptions,
@@ -79,6 +79,8 @@ class SceneFunRIViews:
         if options.fmt not in ("table", "json", "png"):
             raise RunDirError(f"unknown format {options.fmt!r}; choose table, json or png")
         rows = curves(runs, ceiling=options.ceiling, notes=notes)
+        for run in runs:  # how the models were asked, under the curve as under a table
+            notes += [line for line in run_serving_lines(run.config) if line not in notes]
         if not any(r["model"] != "oracle (ceiling)" for r in rows):
             raise RunDirError("no iterative region strategy (such as spoe) with an answered "
                               "trajectory in these runs")
