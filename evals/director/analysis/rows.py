@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ....engine.journal import JOURNAL, iter_heads
-from ....engine.rundir import kind_of
+from ....engine.journal import iter_heads
+from ....engine.rundir import RunDir, kind_of
 from ...costs import record_usage
 from ..coding.items import trace_measures
 from ..study.study_file import reply_row, run_model_names
@@ -119,14 +119,11 @@ class RowsBuilder:
         self.fields[at], self.values[at] = fields, entry
         return at
 
-    def build(self, keep: Iterable[int] | None = None) -> Rows:
-        """The columns of the rows (of ``keep``, in that order, if given)."""
+    def build(self) -> Rows:
+        """The columns of the rows."""
         import numpy as np
 
         fields, values = self.fields, self.values
-        if keep is not None:
-            keep = list(keep)
-            fields, values = [fields[i] for i in keep], [values[i] for i in keep]
         self.fields, self.values = [], []  # the columns take their place
         cols: dict[str, list[Any]] = {}
         for f, col in zip(FIELDS, zip(*fields, strict=True) if fields else [()] * len(FIELDS),
@@ -168,25 +165,25 @@ def derived(row: dict[str, Any]) -> dict[str, float]:
 def read_rows(run_dir: str | Path, *, usage: bool = False) -> Rows:
     """The rows of a study run (the last record of each key, where its key was first seen), in
     one pass over the journal: token counts (``usage``) for the replies of real models, or
-    with ``usage`` for every reply."""
+    with ``usage`` for every reply. Not ``RunDir.records_with_steps``: that holds every
+    record as a dict until the pass ends (a paper study's 174,600: over a gigabyte), where
+    this keeps each as one row of shared strings and numbers as it goes. A record of
+    another kind (no ``condition``) has no row; its key is never a reply's (the key holds
+    the condition's label)."""
     run_dir = Path(run_dir)
     names = run_model_names(run_dir)
     coded = trace_measures(run_dir)
     out = RowsBuilder()
     at: dict[str, int] = {}
-    gone: set[int] = set()
 
     def whole(head: dict[str, Any]) -> bool:  # the steps are read for their token counts
         return usage or kind_of(head["backend"], head["simulated"]) == "model"
 
     text = out.text
     with _acyclic():
-        for rec in iter_heads(run_dir / JOURNAL, whole):
+        for rec in iter_heads(RunDir(run_dir).journal, whole):
             key, params = rec["key"], rec["params"]
-            i = at.get(key)
-            if "condition" not in params:  # not a study reply: its key has no row
-                if i is not None:
-                    gone.add(i)
+            if "condition" not in params:  # not a study reply: no row
                 continue
             err = rec["error"]
             where = reply_row(rec, names)  # type: ignore[arg-type]  # the head's fields
@@ -201,10 +198,8 @@ def read_rows(run_dir: str | Path, *, usage: bool = False) -> Rows:
                 measures = {**measures, **coded.get(key, {})}
             if "report_excludes_hidden" in measures:
                 measures = {**measures, **derived(measures)}
-            at[key] = out.add(fields, measures, i)
-            gone.discard(at[key])
-        keep = None if not gone else (i for i in range(len(out.fields)) if i not in gone)
-        return out.build(keep)
+            at[key] = out.add(fields, measures, at.get(key))
+        return out.build()
 
 
 @contextmanager
