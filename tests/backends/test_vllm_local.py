@@ -431,6 +431,12 @@ async def test_the_grammar_applies_only_after_the_reasoning_ends(world):
     assert (forced.text, forced.reasoning) == ("A", None)  # the grammar forced a choice
     (engine,) = world.engines
     assert [r["grammar_applied"] for r in engine.requests] == [False, True]
+    # what unseen tells the engine, as vLLM's serving layer does: whether the prompt closed
+    # the reasoning, and the parser's chat-template arguments (the stand-in works it out
+    # alone when told nothing, so the gating above does not show that unseen says it)
+    assert [r["reasoning_ended"] for r in engine.requests] == [False, True]
+    assert [r["reasoning_parser_kwargs"]["chat_template_kwargs"].get("enable_thinking")
+            for r in engine.requests] == [None, False]
     # reasoning text is never constrained; the answer after </think> is
     world.respond = lambda prompt, params: Scripted('<think>{not json</think>\n\nnot json')
     reply = await thinking.complete(req("box?", json_schema={"type": "object"}))
