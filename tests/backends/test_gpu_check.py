@@ -86,12 +86,15 @@ def test_the_gpu_probe_runs_in_a_subprocess(monkeypatch, gpu_check):
     probes = []
 
     def run(cmd, **kwargs):
-        probes.append(cmd)
-        return subprocess.run(cmd, **kwargs)
+        probes.append((cmd, subprocess.run(cmd, **kwargs)))
+        return probes[-1][1]
 
     monkeypatch.setattr(gpu_check, "subprocess", types.SimpleNamespace(run=run))
-    assert gpu_check.unavailable() == "no CUDA GPU is visible to torch"  # no GPU here
-    (probe,) = probes
+    verdict = gpu_check.unavailable()
+    ((probe, child),) = probes
+    # the child's answer decides (a GPU machine: None; here: no GPU)
+    gpu = child.stdout.strip() == "True"
+    assert verdict == (None if gpu else "no CUDA GPU is visible to torch")
     assert probe[0] == sys.executable and "torch.cuda.is_available()" in probe[-1]
     assert not torch.cuda.is_initialized()
 
