@@ -39,7 +39,6 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -49,8 +48,6 @@ REPO = HERE.parent
 BEFORE = "37183c8"
 TARGETS = {"export": (5.0, None), "show": (None, None), "show study": (None, None),
            "director analyze": (15.0, 400.0)}
-#: the root folders that install as subpackages of ``unseen`` (pyproject's package-dir)
-SUBPACKAGES = ("engine", "strategies", "backends", "renderers", "evals")
 
 # the child: runs the CLI, counting its opens of the journal and how far each one read
 CHILD = r"""
@@ -177,28 +174,6 @@ def paper_study(root: Path, samples: int = 5) -> Path:
     return out
 
 
-def before_tree(root: Path, ref: str) -> Path:
-    """A folder to put first on ``PYTHONPATH`` that imports ``unseen`` as commit ``ref`` had
-    it: the commit's files (``git archive``), laid out as the package installs them."""
-    commit = subprocess.run(["git", "rev-parse", "--short", ref], cwd=REPO, check=True,
-                            capture_output=True, text=True).stdout.strip()
-    site = root / f"before-{commit}"
-    if (site / "unseen" / "cli.py").exists():
-        return site
-    src = root / f"src-{commit}"
-    data = subprocess.run(["git", "archive", commit], cwd=REPO, check=True,
-                          capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(src, filter="data")
-    pkg = site / "unseen"
-    pkg.mkdir(parents=True, exist_ok=True)
-    for item in (src / "unseen").iterdir():
-        (pkg / item.name).symlink_to(item)
-    for name in SUBPACKAGES:
-        (pkg / name).symlink_to(src / name)
-    return site
-
-
 def run_child(argv: list[str], journal: Path, pythonpath: str | None, cwd: Path) -> dict:
     """One command in a fresh interpreter: wall seconds, CPU seconds, peak RSS in MB, the
     journal's opens and passes."""
@@ -267,7 +242,9 @@ def main() -> None:
         for argv, _ in commands.values():
             profile(argv)
         return
-    sides = {"before": str(before_tree(root, args.before)), "after": None}
+    from before import tree  # the commit's code laid out as installed (before.py)
+
+    sides = {"before": tree(args.before), "after": None}
     lines = {p.name: (p / "trajectories.jsonl").read_bytes().count(b"\n") for p in (sfr, study)}
     print(f"SceneFunRI run {sfr}: {lines[sfr.name]} trajectories, "
           f"{(sfr / 'trajectories.jsonl').stat().st_size / 2**20:.0f} MiB; Director study "
