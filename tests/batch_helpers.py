@@ -50,3 +50,9 @@ def stable(rows: list[dict]) -> list[dict]:
     return sorted(({k: r[k] for k in keep} | {"texts": [s["reply"]["text"] for s in r["steps"]],
                                               "prompts": [s["prompt"] for s in r["steps"]]}
                    for r in rows), key=lambda r: r["key"])
+
+
+def finish_all(fp) -> None:
+    """Every batch the fake holds finishes at its next poll."""
+    for stored in fp._batches.values():
+        stored.in_progress_polls = stored.polls

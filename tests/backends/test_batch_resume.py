@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from batch_helpers import FAST, answer, batches_made, ledger, sent, stable
+from batch_helpers import FAST, answer, batches_made, finish_all, ledger, sent, stable
 from helpers import read_journal, run_tiny_study, tiny_design
 
 import unseen
@@ -34,12 +34,6 @@ from unseen.evals.director.study.design import load_design
 def keys(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-batch")
     monkeypatch.setenv("GEMINI_API_KEY", "g-test-batch")
-
-
-def finish_all(fp) -> None:
-    """Every batch the fake holds finishes at its next poll."""
-    for stored in fp._batches.values():
-        stored.in_progress_polls = stored.polls
 
 
 def hold_later_batches(fp):

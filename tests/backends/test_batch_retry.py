@@ -14,7 +14,7 @@ import asyncio
 import json
 
 import pytest
-from batch_helpers import FAST, batches_made
+from batch_helpers import FAST, batches_made, finish_all
 from fake_batches import Dropped, LineError
 from fake_providers import Error, Reply
 from helpers import read_journal
@@ -159,8 +159,7 @@ def test_a_batch_sent_but_not_in_the_ledger_is_found_again_not_sent_twice(
     asyncio.run(dies())
     monkeypatch.setattr(driver, "submit", real)
     assert len(batches_made(fp)) == 1 and not read_journal(out)
-    for stored in fp._batches.values():  # it finishes meanwhile
-        stored.in_progress_polls = stored.polls
+    finish_all(fp)  # it finishes meanwhile
     res = unseen.run(sample_data, ["direct"], [spec], base_url=url, out=out, limit=3,
                      batch=True, **FAST)
     assert res.answered == 3
