@@ -102,14 +102,17 @@ def test_the_console_script_is_the_entry_that_handles_ctrl_c_first():
 def test_ctrl_c_while_the_command_line_imports_ends_quietly(tmp_path):
     """The child creates its started file once its handling is in place, just before the
     command line's imports (tenths of a second): a SIGINT sent then lands among them, and
-    ends the process with exit 130 and one word, never a traceback. Three times over."""
+    ends the process with exit 130 and one word, never a traceback. Three times over; an
+    attempt whose command had already finished when the signal came (the test process was
+    not scheduled for a quarter of a second: it exits 0, as it should) is tried again."""
     import os
     import signal
     import time
 
     from unseen.entry import STARTED_ENV
 
-    for attempt in range(3):
+    landed = 0
+    for attempt in range(20):
         started = tmp_path / f"started-{attempt}"
         proc = subprocess.Popen([sys.executable, "-c", ENTRY, "strategies"], cwd=tmp_path,
                                 env={**os.environ, STARTED_ENV: str(started)}, text=True,
@@ -118,9 +121,15 @@ def test_ctrl_c_while_the_command_line_imports_ends_quietly(tmp_path):
         while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.001)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=120)
         assert "Traceback" not in err, err
+        if proc.returncode == 0 and not err and "direct" in out:  # done before the signal
+            continue
         assert (proc.returncode, err.strip()) == (130, "interrupted"), (proc.returncode, err)
+        landed += 1
+        if landed == 3:
+            break
+    assert landed == 3
 
 
 def test_a_command_leaves_its_heap_out_of_the_last_collection(tmp_path):
