@@ -145,6 +145,7 @@ class RunDir:
         self.path = Path(path)
         self._records: tuple[tuple[int, int], list[TrajectoryRecord],
                              list[tuple[int, int]]] | None = None
+        self._cleaners: tuple[tuple[int, int], Cleaner] | None = None
 
     @classmethod
     def open(cls, path: str | Path, benchmark: str | None = None) -> RunDir:
@@ -247,6 +248,15 @@ class RunDir:
             last[rec["key"]] = rec
         return list(last.values())
 
+    def _cleaner(self) -> Cleaner:
+        """The journal's :class:`Cleaner`, made again only once the journal has changed (a
+        view reads record after record: each made one read the spans file and the journal's
+        span ends again)."""
+        stamp = self._stamp()
+        if self._cleaners is None or self._cleaners[0] != stamp:
+            self._cleaners = (stamp, Cleaner(self.journal))
+        return self._cleaners[1]
+
     def _stamp(self) -> tuple[int, int]:
         st = self.journal.stat()
         return st.st_size, st.st_mtime_ns
@@ -291,7 +301,7 @@ class RunDir:
             fh.seek(head.offset)
             raw = fh.read(head.length)
         try:
-            rec = parse_line(self.journal, 0, raw, Cleaner(self.journal).clean(head.offset, raw))
+            rec = parse_line(self.journal, 0, raw, self._cleaner().clean(head.offset, raw))
         except JournalError:  # changed since the heads were read
             raise JournalError(f"{self.journal}: the record at byte {head.offset} is no "
                                "longer readable: the journal is damaged") from None
