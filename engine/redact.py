@@ -12,7 +12,7 @@ Values shorter than :data:`MIN_SECRET` characters are not taken for secrets: the
 ordinary words (vLLM's placeholder key is ``EMPTY``).
 
 :data:`VERSION` names what the scrubber removes: the journal records it beside the lines it
-wrote scrubbed (``journal.ScrubMarks``), and a reader scrubs again only the lines written
+wrote scrubbed (``scrubbed.py``), and a reader scrubs again only the lines written
 under another version or none.
 """
 

@@ -6,8 +6,10 @@ view's time, since nearly every line holds a hint (``=``, ``://``) that sends it
 The writer records, beside the journal, the scrubber's version (``redact.VERSION``) and the
 byte spans it appended, each with a checksum of its last bytes. A reader scrubs again every
 line outside those spans: a journal written before this file existed, lines a writer killed
-before it recorded them, a span whose checksum fails (the journal was replaced or edited), and
-every line when the file names another scrubber version. Inside a span it looks only for the
+before it recorded them, a span whose checksum of its last 64 bytes fails (the journal was
+replaced, or cut and written again; an edit earlier in a span that keeps its length is not
+seen: the file guards against unseen's own writers, not against a person editing the
+journal), and every line when the file names another scrubber version. Inside a span it looks only for the
 keys in use here, which the writer may not have known (a substring search, no regex).
 """
 
