@@ -269,8 +269,10 @@ def _cost_meter(clients: list, max_cost: float | None, processes: int) -> Any:
 def _spent_before(run: RunDir) -> float:
     """What the run directory's journal has spent, in US dollars: its model replies' token
     usage at each model's price (at the batch discount for a backend run.json says went
-    through a batch API; a reply the cache served cost nothing), as ``show`` prices it. A
-    resumed run's ``--max-cost`` counts it."""
+    through a batch API; a reply the cache served cost nothing), as :func:`_cost_meter`
+    counts a finished trajectory (``show``'s cost column also counts cached replies: what
+    the replies would cost, not what this directory paid). A resumed run's ``--max-cost``
+    counts it."""
     from .engine.journal import iter_records
     from .evals import costs
 
