@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import UnseenError
 from .plugins import Registry
@@ -180,13 +179,16 @@ def get(name: str) -> Benchmark:
     return BENCHMARKS[name]
 
 
+#: the entry ``default`` of :data:`DEFAULT_GROUP` (read once, as every group is)
+_DEFAULT: Registry[Benchmark] = Registry(DEFAULT_GROUP, "default benchmark")
+
+
 def default() -> Benchmark:
     """The benchmark named by the entry ``default`` of :data:`DEFAULT_GROUP`."""
-    found = [ep for ep in entry_points(group=DEFAULT_GROUP) if ep.name == "default"]
-    if not found:
+    if "default" not in _DEFAULT:
         raise BenchmarkError(f"no default benchmark: the entry point group {DEFAULT_GROUP} "
                              "names none (reinstall the package: pip install -e .)")
-    return cast("Benchmark", found[0].load())
+    return _DEFAULT["default"]
 
 
 def detect(data: str | Path | None) -> Benchmark:

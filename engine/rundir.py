@@ -182,6 +182,8 @@ class RunDir:
         if not self.config_file.is_file():
             return None
         raw = read_run_json(self.path)
+        if raw.get("benchmark") is not None:  # the usual case: run.json is read once
+            return RunConfig.model_validate(raw)
         return RunConfig.model_validate({"benchmark": self.benchmark, **raw})
 
     @cached_property
