@@ -74,8 +74,10 @@ def key(argv: list[str]) -> str | None:
     if os.environ.get(SWITCH, "1") == "0" or not replayable(argv):
         return None
     env = {k: v for k, v in os.environ.items() if k in TERMINAL_VARS or k.startswith(PREFIXES)}
-    blob = json.dumps([FORMAT, argv, env, _named_files(), _terminal(), sys.executable,
-                       sys.version, sys.path], sort_keys=True)
+    # the program's name: help's "Usage: NAME" (a link to the script prints its own)
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    blob = json.dumps([FORMAT, program, argv, env, _named_files(), _terminal(),
+                       sys.executable, sys.version, sys.path], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

@@ -89,3 +89,13 @@ def test_a_failed_or_warning_run_is_not_recorded(cache):
     ([], False)])
 def test_only_helps_and_bare_listings_are_replayed(argv, replayed):
     assert cli_replay.replayable(argv) is replayed
+
+
+def test_another_program_name_is_another_record(cache, monkeypatch):
+    """Help says "Usage: NAME" by the name the program was run as: a link to the script
+    under another name gets its own record."""
+    monkeypatch.setattr(sys, "argv", ["unseen", "--help"])
+    record(["--help"])
+    assert cli_replay.play(["--help"])
+    monkeypatch.setattr(sys, "argv", ["u", "--help"])
+    assert not cli_replay.play(["--help"])
