@@ -51,7 +51,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..engine.backend import RateHints
+from ..engine.backend import RateHints, thin
 
 START = 4  # calls in flight at first (or the ceiling, when lower)
 RATE_MARGIN = 0.95  # the share of the estimated refill rate the mirror counts on
@@ -64,7 +64,6 @@ PROBE = 0.01  # ... once one is, at first
 PROBE_MIN = 0.0025  # ... and after 429s have halved it
 TIE_S = 0.05  # calls started this close together may reach the provider in any order
 DECAY = 0.9  # the weight of a mirror's earlier replies in its refill rate
-MAX_HISTORY = 200  # points of the limit's course kept (thinned when longer)
 
 
 class Ticket(NamedTuple):
@@ -169,8 +168,7 @@ class AdaptiveLimit:
     def _note(self) -> None:
         if int(self.limit) != self.history[-1][1]:
             self.history.append((round(self._clock() - self._t0, 3), int(self.limit)))
-            if len(self.history) > MAX_HISTORY:  # keep the first, thin the rest
-                self.history = self.history[:1] + self.history[2::2]
+            self.history = thin(self.history)
 
     async def acquire(self) -> Ticket:
         """Wait for room under the limit and for any pause; returns the call's ticket."""

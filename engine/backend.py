@@ -28,7 +28,15 @@ class Capabilities(BaseModel):
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
                        r"(?:(\d+(?:\.\d+)?)ms)?$")
-MAX_HISTORY = 200  # points of the limit's course kept (thinned when longer)
+MAX_HISTORY = 200  # points of a limit's course kept (thinned when longer)
+
+
+def thin(points: list[Any]) -> list[Any]:
+    """``points`` cut to :data:`MAX_HISTORY`: the first kept, every other of the rest
+    dropped, as often as it takes (a course stays whole in shape, coarser in time)."""
+    while len(points) > MAX_HISTORY:
+        points = points[:1] + points[2::2]
+    return points
 
 
 def duration_s(text: str | None) -> float | None:

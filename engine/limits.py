@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from .backend import Backend
-
-MAX_HISTORY = 200  # points of a merged course kept (thinned when longer), as one limit's
+from .backend import Backend, thin
 
 #: per backend spec: [calls in flight allowed now, ceiling, 429s]
 Gauge = dict[str, list[int]]
@@ -102,8 +100,7 @@ def merge_courses(records: list[dict[str, Any]]) -> dict[str, Any]:
             course[-1][1] = sum(now)
         elif not course or course[-1][1] != sum(now):
             course.append([t, sum(now)])
-    while len(course) > MAX_HISTORY:  # keep the first, thin the rest
-        course = course[:1] + course[2::2]
+    course = thin(course)
     return {"ceiling": sum(r["ceiling"] for r in records),
             "limit": sum(r["limit"] for r in records),
             "rate_limited": sum(r["rate_limited"] for r in records),
