@@ -20,7 +20,7 @@ from typing import Any
 
 from ..engine.backend import ProviderError
 from ..engine.types import Reply, Request
-from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, Status
+from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, SKEW_S, Status
 from .gemini import classify_gemini_error
 
 _STATES = {"JOB_STATE_SUCCEEDED": DONE, "JOB_STATE_PARTIALLY_SUCCEEDED": DONE,
@@ -34,7 +34,6 @@ MAX_INLINE_LINES = 2_000
 # (Google, Gemini API docs, "Batch API", Creating a batch job: ai.google.dev/gemini-api/docs/
 # batch-api); a MB taken as 10^6 bytes, less a margin for the request around the lines.
 MAX_INLINE_BYTES = 19_500_000
-_SKEW_S = 3600.0  # how far before an intent's time a listed job may be made and be it
 
 
 class GeminiBatches:
@@ -79,7 +78,7 @@ class GeminiBatches:
                 config=types.ListBatchJobsConfig(page_size=100))
             async for job in pager:  # every page: Google does not document their order
                 made = job.create_time
-                if made is not None and made.timestamp() < since - _SKEW_S:
+                if made is not None and made.timestamp() < since - SKEW_S:
                     continue
                 if job.display_name == f"unseen-{intent}":
                     return str(job.name)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..engine.backend import ProviderError
 from ..engine.types import Reply, Request
-from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, Status
+from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, SKEW_S, Status
 from .http_errors import status_kind
 from .openai_chat import classify_openai_error
 from .rejected import without
@@ -40,8 +40,6 @@ MAX_BYTES = 200_000_000
 _LINE_CODES = {"batch_expired": "server", "server_error": "server", "internal_error": "server",
                "timeout": "timeout", "rate_limit_exceeded": "rate_limit",
                "too_many_requests": "rate_limit"}
-# how far before an intent's time a listed batch may be created and still be it (clocks)
-_SKEW_S = 3600.0
 
 
 class OpenAIBatches:
@@ -83,7 +81,7 @@ class OpenAIBatches:
             async for batch in self.backend._get_client().batches.list(limit=100):
                 if (batch.metadata or {}).get("unseen_intent") == intent:
                     return str(batch.id)
-                if batch.created_at < since - _SKEW_S:  # newest first: the rest are older
+                if batch.created_at < since - SKEW_S:  # newest first: the rest are older
                     return None
         except Exception as exc:
             raise classify_openai_error(exc) from exc

@@ -15,6 +15,11 @@ DONE, FAILED, EXPIRED, CANCELLED = "done", "failed", "expired", "cancelled"
 FINAL = frozenset({DONE, FAILED, EXPIRED, CANCELLED})
 
 
+#: how long before an intent was written a listed batch may have been made and still be its
+#: (the provider's clock and this machine's may differ)
+SKEW_S = 3600.0
+
+
 @dataclass
 class Status:
     """Where a batch is: ``state`` (running, or one of :data:`FINAL`) and the provider's
