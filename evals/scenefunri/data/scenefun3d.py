@@ -308,10 +308,7 @@ def _numbers(tokens: list[str], path: Path, line: int) -> list[float]:
 
 
 def _read_pincam(path: Path) -> Intrinsics:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise error_at(path, f"cannot read ({e})") from e
+    text = _read_text(path)
     lines = [(i, ln.split()) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
         raise error_at(path, "empty, expected one line 'w h fx fy cx cy'")
