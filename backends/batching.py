@@ -49,7 +49,7 @@ from ..engine.budget import BUDGET, Budget, CostCapped
 from ..engine.cache import request_key
 from ..engine.errors import UnseenError
 from ..engine.runner import CURRENT_KEY
-from ..engine.types import Reply, Request, Usage
+from ..engine.types import Reply, Request
 from . import batch_ledger
 from .batch_ledger import LEDGER, BatchRecord, Recovered
 from .batch_status import CANCELLED, DONE, EXPIRED, FAILED, FINAL, Driver, Status
@@ -384,9 +384,7 @@ class BatchBackend:
         if self._rules is None:
             self._rules = rules_for(self.inner)
         t = count_request(request, self._rules)
-        usage = Usage(input_tokens=t.text + t.image, output_tokens=t.output + t.reasoning,
-                      reasoning_tokens=t.reasoning)
-        return float(price.cost(usage, True))
+        return float(price.cost(t.usage(), True))
 
     async def complete(self, request: Request) -> Reply:
         serving = await self.inner.identify()

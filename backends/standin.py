@@ -21,7 +21,7 @@ from typing import Any, cast
 from ..engine.backend import Backend, BackendDefaults, ProviderError
 from ..engine.box import Convention
 from ..engine.rundir import kind_of
-from ..engine.types import ErrorInfo, Instance, Reply, Request, Usage
+from ..engine.types import ErrorInfo, Instance, Reply, Request
 from .base import make_backend
 from .tokens import TokenRules, count_request, rules_for
 
@@ -84,9 +84,7 @@ class StandIn(BackendDefaults):
         t.kinds[n.kind] += 1
         if reply.text:
             self._carried[reply.text] = n.output
-        usage = Usage(input_tokens=n.text + n.image, output_tokens=n.output + n.reasoning,
-                      reasoning_tokens=n.reasoning)
-        return reply.model_copy(update={"usage": usage})
+        return reply.model_copy(update={"usage": n.usage()})
 
     async def aclose(self) -> None:
         """Nothing to release: the real backend is closed by whoever connected it."""

@@ -72,7 +72,7 @@ from typing import Any
 from ..engine.box import Convention, fit_within, smart_resize
 from ..engine.images import open_image
 from ..engine.oracle import Cue
-from ..engine.types import ImagePart, Request, TextPart
+from ..engine.types import ImagePart, Request, TextPart, Usage
 from .profiles import Resize, model_key
 
 CHARS_PER_TOKEN = 4
@@ -332,6 +332,12 @@ class RequestTokens:
     output: int
     reasoning: int
     kind: str
+
+    def usage(self) -> Usage:
+        """As a reply's usage: input text and images in, visible output and reasoning out."""
+        return Usage(input_tokens=self.text + self.image,
+                     output_tokens=self.output + self.reasoning,
+                     reasoning_tokens=self.reasoning)
 
 
 def request_kind(request: Request) -> str:
