@@ -141,8 +141,13 @@ def reply_text(spec: AnswerSpec, body: Any, box_format: str) -> str:
             box = Box.of([x1, y1, x2, y2]).clip(w, h)
         except (BoxError, ValueError):
             raise AnswerError(f"the box {values} is not inside the {w}x{h} image") from None
-        out = box.to_convention(box_format, w, h)
-        return json.dumps({"box": [round(v, 1) for v in out]})
+        # a tenth of a pixel, or of a thousandth; four places of a unit box's fraction
+        places = 4 if box_format == "unit" else 1
+        out = [round(v, places) for v in box.to_convention(box_format, w, h)]
+        a, b, c, d = out if box_format != "gemini" else (out[1], out[0], out[3], out[2])
+        if c <= a or d <= b:  # a sliver left by clipping, empty once written
+            raise AnswerError("the box is empty: drag on the image to draw it")
+        return json.dumps({"box": out})
     if spec.kind == "choice":
         choice = body.get("choice")
         if choice not in spec.choices:

@@ -469,3 +469,17 @@ def test_box_conventions_follow_the_prompt():
     for box in ([-500, -500, 99999, 99999], [-5, 10, 100, 20], [10, 10, 642, 20], [0, 0, 9, 482]):
         with pytest.raises(AnswerError, match="not inside the 640x480 image"):
             reply_text(spec, {"box": box}, "pixel")
+
+
+def test_a_sliver_that_clipping_leaves_is_refused_and_a_unit_box_keeps_its_places():
+    """Hypothesis found [-1, -1, 0.04, 1] taken as ``[0.0, 0.0, 0.0, 1.0]`` (clipped to the
+    image, then written to a tenth of a pixel), which the strategy's reader refuses; and a
+    ``unit`` box was written to a tenth of the image."""
+    from unseen.backends.human import AnswerError, reply_text
+    from unseen.strategies.direct import read_box
+
+    with pytest.raises(AnswerError, match="empty"):
+        reply_text(_SPECS[0], {"box": [-1, -1, 0.04, 1]}, "pixel")
+    text = reply_text(_SPECS[0], {"box": [8, 6, 40, 30]}, "unit")
+    assert json.loads(text) == {"box": [0.125, 0.125, 0.625, 0.625]}
+    assert read_box(text, "unit", 64, 48).value == pytest.approx((8, 6, 40, 30))
