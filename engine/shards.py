@@ -157,11 +157,21 @@ def _receive(conn: Any, writer: JournalWriter, count: Callable, report: Callable
 PRELOAD = ["unseen.api", "unseen.backends.openai_chat", "openai", "langgraph.graph"]
 
 
+def warm_up() -> None:
+    """Start the fork server now, when a run will shard: its imports of :data:`PRELOAD`
+    (about a second and a half of CPU) then run on another core while this process imports
+    and builds the same things, instead of after them, and the shards start at once when
+    :func:`run_sharded` asks (``benchmarks/throughput.py``, ``--processes 3``). Nothing is
+    lost if the run then fails: the fork server exits with this process."""
+    _context()
+
+
 def _context() -> Any:
     """A fork server where the platform has one, else spawn. Plain fork is unsafe with the
     journal's thread and the event loop running; the fork server forks from a clean process
     that has imported :data:`PRELOAD`, so shards start without importing. The fork server
-    is started here, SIGINT ignored while it is (see the module)."""
+    is started here (once: ``ensure_running`` keeps a live one), SIGINT ignored while it is
+    (see the module)."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     from multiprocessing import forkserver

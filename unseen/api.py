@@ -45,7 +45,7 @@ from .engine.pairing import check_pairing
 from .engine.results import RunResult
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner
-from .engine.shards import auto_processes
+from .engine.shards import auto_processes, warm_up
 from .engine.subset import apply as apply_subset
 from .engine.subset import check_resume as check_subset
 from .engine.types import RunConfig, Trajectory
@@ -351,6 +351,8 @@ async def run_async(
                          subset=subset, progress=progress,
                          options={**options, "concurrency": concurrency, "cache": cache,
                                   "package_version": settings.package_version()})
+    if processes > 1 and not dry_run:
+        warm_up()  # the shards' imports on another core while this process makes its own
     specs = bench.strategies(request)  # a bad strategy: refused before anything connects
     connect_options: dict[str, Any] = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
