@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +41,23 @@ def cpu_of(argv: list[str], env: dict[str, str], cwd: str) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"{argv[1:3]} failed ({proc.returncode}): {err[-2000:]}")
     return usage.ru_utime + usage.ru_stime
+
+
+#: what no run of unseen can avoid importing: its graph library and the provider's SDK
+FLOOR_IMPORTS = "import langgraph.graph, openai"
+
+
+def import_floor(rounds: int = 3, stmt: str = FLOOR_IMPORTS) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of a fresh interpreter that runs ``stmt`` and exits: the
+    start-up that unseen's dependencies alone cost on this machine, now."""
+    walls, cpus = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", stmt])
+        _, _, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def start_server(delay: float = 0.0, text: str = '{"box": [100, 100, 300, 300]}'
@@ -91,6 +109,9 @@ def compare(calls: int, rounds: int, before: str | None = None) -> dict[str, lis
                 for name, argv, where in order if r % 2 == 0 else order[::-1]:
                     out[name].append(cpu_of(argv, where, tmp) / n * 1000)
             out["calls"] = [n]
+            # LangGraph's import, beside the SDK's that the bare client pays too
+            out["langgraph_import"] = [import_floor(rounds, FLOOR_IMPORTS)[1]
+                                       - import_floor(rounds, "import openai")[1]]
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -110,6 +131,13 @@ def report(res: dict[str, list[float]]) -> None:
         u = med(res[name])
         print(f"{name} / bare openai SDK: ratio {u / b:.2f}; its own share {u - b:.2f} ms "
               f"per call; against the {TARGET_MS} ms target: ratio {u / TARGET_MS:.2f}")
+    if "langgraph_import" in res:
+        lg = res["langgraph_import"][0] / n * 1000
+        u = med(res["unseen"])
+        print(f"of unseen's share, importing LangGraph (a fresh interpreter's `import "
+              f"langgraph.graph, openai` less `import openai`, once per run) is {lg:.2f} ms "
+              f"per call; the rest {u - b - lg:.2f} ms, unseen less that import / bare "
+              f"{(u - lg) / b:.2f}")
 
 
 def main() -> None:

@@ -46,12 +46,21 @@ SWITCH = "UNSEEN_CLI_CACHE"  # 0: no replay (unseen/cli_replay.py)
 
 
 def run_once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one run of ``argv``."""
+    """Wall and CPU (user + system) seconds of one run of ``argv``; a run that fails stops
+    the benchmark (a command that fails at once would time as fast as a bare interpreter:
+    an unseen that is not importable here measured 1.0x)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=env, cwd=cwd)
-    _, _, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")  # to its end: it cannot fill the pipe
+    proc.stderr.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv[-2:])} failed "
+                         f"({os.waitstatus_to_exitcode(status)}): {err[-1000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def timed(runs: dict[str, tuple[list[str], dict[str, str]]], repeats: int, cwd: str

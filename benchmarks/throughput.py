@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from before import env_with, tree
-from cpu_per_call import UNSEEN, compare, report, start_server
+from cpu_per_call import UNSEEN, compare, import_floor, report, start_server
 
 from unseen.evals.scenefunri.data.sample import write_test_set
 
@@ -145,6 +145,15 @@ def timed_run(total: int, processes: int, data: Path, url: str, out: Path,
     return {"reached": reached, "exit_s": exit_s, "watch": watch}
 
 
+def print_floor(small: int, floor_s: float) -> None:
+    """What the dependencies' imports alone leave of the first ``small``: a run that did
+    nothing else before its first call, then ran at ideal, reaches this ratio at best."""
+    best = small / (floor_s + small / IDEAL) / IDEAL
+    print(f"floor: a fresh interpreter importing langgraph.graph and openai takes "
+          f"{floor_s:.2f} s here, now; with that before the first call and ideal after it, "
+          f"the first {small} reach {best:.3f} of ideal at best")
+
+
 def print_runs(tag: str, first: dict, big: dict, small: int, large: int,
                processes: int) -> None:
     t1 = first["reached"][small]
@@ -204,6 +213,7 @@ def main() -> None:
                     big = timed_run(args.large, args.processes, data, url,
                                     Path(tmp) / f"{name}-large", where, marks=(args.small,))
                     results[tag].append((first, big))
+            print_floor(args.small, import_floor(5)[0])
             print(f"ideal {IDEAL:.0f} trajectories/s ({CONCURRENCY} in flight, "
                   f"{DELAY_S * 1000:.0f} ms each); of {args.rounds} round(s), the median run "
                   "of each")
