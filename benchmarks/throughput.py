@@ -14,6 +14,11 @@ fork server's children), sampled while it runs; for the sharded run also each on
 set when the journal reached ``--small`` trajectories, against its peak over the whole run
 (target: flat, ratio ~1.0).
 
+Beside them, two floors measured in the same run: how long a fresh interpreter takes to
+import LangGraph and the openai SDK (with that before the first call, the best ratio the
+first ``--small`` can reach), and how fast a bare openai-SDK client (``bare_client.py``)
+makes the same numbers of calls to the same server, from its start to its exit.
+
 First, CPU per call of ``unseen run`` beside a bare openai-SDK client making the same calls to
 the same (instant) server (``cpu_per_call.py``; target: 2.5 ms, and the ratio). ``--before
 REF`` runs everything on the code of commit REF too (``before.py``), in the same run.
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -145,6 +151,16 @@ def timed_run(total: int, processes: int, data: Path, url: str, out: Path,
     return {"reached": reached, "exit_s": exit_s, "watch": watch}
 
 
+def bare_run(n: int, data: Path, url: str) -> float:
+    """Seconds from start to exit of a bare openai-SDK client (``bare_client.py``) making
+    ``n`` calls at the same concurrency to the same server: what the SDK alone reaches."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, str(Path(__file__).with_name("bare_client.py")),
+                    url + "/v1", str(data), str(n), str(CONCURRENCY)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
 def print_floor(small: int, floor_s: float) -> None:
     """What the dependencies' imports alone leave of the first ``small``: a run that did
     nothing else before its first call, then ran at ideal, reaches this ratio at best."""
@@ -214,6 +230,10 @@ def main() -> None:
                                     Path(tmp) / f"{name}-large", where, marks=(args.small,))
                     results[tag].append((first, big))
             print_floor(args.small, import_floor(5)[0])
+            for n in (args.small, args.large):
+                t = bare_run(n, data, url)
+                print(f"a bare openai client making {n} such calls in one process: {t:.2f} s "
+                      f"from its start to its exit, ratio to ideal {n / t / IDEAL:.3f}")
             print(f"ideal {IDEAL:.0f} trajectories/s ({CONCURRENCY} in flight, "
                   f"{DELAY_S * 1000:.0f} ms each); of {args.rounds} round(s), the median run "
                   "of each")
