@@ -183,3 +183,23 @@ def test_a_model_loaded_in_this_process_keeps_one_process_by_default(tmp_path, m
     finally:
         del PROVIDERS["loaded"]
     assert res.done == 48 and pids == [os.getpid()] * 48  # every call in this process
+
+
+def test_a_sharded_run_starts_its_fork_server_before_building_anything(tmp_path, monkeypatch):
+    """The fork server's imports then run on another core while this process builds its
+    strategies (benchmarks/throughput.py); one process, or a dry run, starts none."""
+    import unseen.api as api
+    from unseen.evals.scenefunri import benchmark  # builds each strategy with registry.build
+
+    events: list[str] = []
+    warm, build = api.warm_up, benchmark.build
+    monkeypatch.setattr(api, "warm_up", lambda: (events.append("fork server"), warm()))
+    monkeypatch.setattr(benchmark, "build", lambda spec: (events.append("build"), build(spec))[1])
+    data = write_test_set(tmp_path / "data")
+    kw = dict(cache=False, progress=False)
+    unseen.run(data, ["direct"], ["sim"], out=tmp_path / "two", processes=2, **kw)
+    assert events[:2] == ["fork server", "build"]
+    for more in ({"processes": 1}, {"processes": 2, "dry_run": True}):
+        events.clear()
+        unseen.run(data, ["direct"], ["sim"], out=tmp_path / "one", **more, **kw)
+        assert "fork server" not in events and "build" in events
