@@ -22,6 +22,7 @@ the middle of its imports; the parent stops the shards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import math
@@ -164,6 +165,24 @@ def warm_up() -> None:
     :func:`run_sharded` asks (``benchmarks/throughput.py``, ``--processes 3``). Nothing is
     lost if the run then fails: the fork server exits with this process."""
     _context()
+
+
+def stop_fork_server() -> None:
+    """Stop the fork server that :func:`warm_up` started, for a run refused or failed
+    before its shards ran: left alone it would import for another second or two before it
+    noticed. A SIGTERM, then the standard library's own stop (``ForkServer._stop``, which
+    waits for it); nothing where none runs. Shards it forked end by themselves once it has
+    gone (:func:`_exit_when_orphaned`)."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if server is None or pid is None:
+        return
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(Exception):
+        server._stop()
 
 
 def _context() -> Any:

@@ -45,7 +45,7 @@ from .engine.pairing import check_pairing
 from .engine.results import RunResult
 from .engine.rundir import RunDir, kind_of
 from .engine.runner import Runner
-from .engine.shards import auto_processes, warm_up
+from .engine.shards import auto_processes, stop_fork_server, warm_up
 from .engine.subset import apply as apply_subset
 from .engine.subset import check_resume as check_subset
 from .engine.types import RunConfig, Trajectory
@@ -351,23 +351,25 @@ async def run_async(
                          subset=subset, progress=progress,
                          options={**options, "concurrency": concurrency, "cache": cache,
                                   "package_version": settings.package_version()})
-    if processes > 1 and not dry_run:
-        warm_up()  # the shards' imports on another core while this process makes its own
-    specs = bench.strategies(request)  # a bad strategy: refused before anything connects
     connect_options: dict[str, Any] = {"timeout_s": timeout_s, "max_attempts": max_attempts,
                        "backoff_base_s": backoff_base_s, "box_format": box_format,
                        "base_url": base_url, "max_image_side": max_image_side,
                        "profiles": profiles, "cache_tag": cache_tag, "adaptive": adaptive,
                        "batch": batch, "batch_window_s": batch_window_s,
                        "batch_poll_s": batch_poll_s}
-    _check_specs(request.backends)
-    _check_base_urls(request.backends, base_url)
-    reply_cache = ReplyCache(cache_dir) if cache else None
+    ahead = processes > 1 and not dry_run
+    if ahead:
+        warm_up()  # the shards' imports on another core while this process makes its own
+    reply_cache = None
     clients: list = []
     before = profiles_in_use()
     prices_before = price_table.in_use()
     stack = contextlib.ExitStack()
     try:
+        specs = bench.strategies(request)  # a bad strategy: refused before anything connects
+        _check_specs(request.backends)
+        _check_base_urls(request.backends, base_url)
+        reply_cache = ReplyCache(cache_dir) if cache else None
         stack.enter_context(decoded_store(cache_dir, enabled=cache))  # beside the replies
         price_table.use(prices)  # a bad price file: refused before anything connects
         clients = [connect(b, concurrency=concurrency, cache=reply_cache, **connect_options)
@@ -425,6 +427,10 @@ async def run_async(
             result = await runner.run()
             _record_backend_state(run, clients, runner.shard_state())
             return result
+    except BaseException:
+        if ahead:  # refused or failed: the fork server's imports need not go on
+            stop_fork_server()
+        raise
     finally:
         for c in clients:
             await c.aclose()

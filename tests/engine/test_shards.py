@@ -203,3 +203,23 @@ def test_a_sharded_run_starts_its_fork_server_before_building_anything(tmp_path,
         events.clear()
         unseen.run(data, ["direct"], ["sim"], out=tmp_path / "one", **more, **kw)
         assert "fork server" not in events and "build" in events
+
+
+def test_a_refused_sharded_run_stops_the_fork_server_it_started(tmp_path):
+    """Refused after the fork server started (an unknown strategy), the run stops it at
+    once, not a second or two later when its imports are done; a new run starts another."""
+    import os
+    from multiprocessing import forkserver
+
+    from unseen.engine.errors import UnseenError
+
+    data = write_test_set(tmp_path / "data")
+    with pytest.raises(UnseenError, match="unknown strategy"):
+        unseen.run(data, ["no-such"], ["sim"], out=tmp_path / "r", processes=2, cache=False,
+                   progress=False)
+    server = forkserver._forkserver
+    assert server._forkserver_pid is None  # stopped and reaped
+    assert not os.path.exists(server._forkserver_address or "/no/such/address")
+    done = unseen.run(data, ["direct"], ["sim"], out=tmp_path / "r", processes=2, cache=False,
+                      progress=False)
+    assert done.done == 24
