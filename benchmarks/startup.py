@@ -4,7 +4,8 @@ Runs each command ``--repeats`` times in a fresh interpreter (as hyperfine does,
 run first), interleaved with a bare ``python -c pass`` of the same interpreter, and prints
 the median wall time and CPU time (user + system) and their ratios to the bare
 interpreter's (targets: ``--help`` and every listing command within 4x, ``import
-unseen.api`` within 8x). A help or a listing is replayed from its record after its first
+unseen.api`` within 8x), and beside them, as a floor, the ``--help`` of a two-command typer
+app that imports nothing of unseen. A help or a listing is replayed from its record after its first
 run (``unseen/cli_replay.py``): "warm" is that, what a user meets from the second time on;
 "cold" (``UNSEEN_CLI_CACHE=0``) runs the command afresh, as the first time after a change.
 ``--before REF`` times the same commands on the code of commit REF too (``before.py``), in
@@ -42,6 +43,10 @@ API_TARGET = 8.0  # x a bare interpreter, for `import unseen.api`
 HEAVY = ("langgraph", "langchain_core", "langsmith", "openai", "google.genai", "matplotlib",
          "textual", "statsmodels", "numpy", "PIL", "pydantic", "typer", "rich")
 CLI = "from unseen.cli import main; import sys; sys.argv[0] = 'unseen'; main()"
+#: a floor beside the commands: typer's rich help of a one-command app, nothing of unseen
+TYPER_HELP = ("import typer\napp = typer.Typer(add_completion=False)\n"
+              "@app.command()\ndef run(n: int = 1):\n    'Run.'\n"
+              "@app.command()\ndef show(x: str = ''):\n    'Show.'\napp()")
 SWITCH = "UNSEEN_CLI_CACHE"  # 0: no replay (unseen/cli_replay.py)
 
 
@@ -107,7 +112,9 @@ def main() -> None:
     if args.before:
         trees = {"before ": tree(args.before), "": None}
     runs: dict[str, tuple[list[str], dict[str, str]]] = {
-        "python -c pass": ([sys.executable, "-c", "pass"], base)}
+        "python -c pass": ([sys.executable, "-c", "pass"], base),
+        "a bare typer app's --help (floor)": ([sys.executable, "-c", TYPER_HELP, "--help"],
+                                              base)}
     for tag, path in trees.items():
         runs[f"{tag}import unseen.api"] = ([sys.executable, "-c", "import unseen.api"],
                                            env_with(path, base))
