@@ -173,6 +173,8 @@ def stop_fork_server() -> None:
     noticed. A SIGTERM, then the standard library's own stop (``ForkServer._stop``, which
     waits for it); nothing where none runs. Shards it forked end by themselves once it has
     gone (:func:`_exit_when_orphaned`)."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return  # spawn: no server was started
     from multiprocessing import forkserver
 
     server = getattr(forkserver, "_forkserver", None)
