@@ -162,8 +162,8 @@ def warm_up() -> None:
     """Start the fork server now, when a run will shard: its imports of :data:`PRELOAD`
     (about a second and a half of CPU) then run on another core while this process imports
     and builds the same things, instead of after them, and the shards start at once when
-    :func:`run_sharded` asks (``benchmarks/throughput.py``, ``--processes 3``). Nothing is
-    lost if the run then fails: the fork server exits with this process."""
+    :func:`run_sharded` asks (``benchmarks/throughput.py``, ``--processes 3``). A run that is
+    then refused or fails stops it (:func:`stop_fork_server`)."""
     _context()
 
 
