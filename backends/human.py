@@ -144,9 +144,10 @@ def reply_text(spec: AnswerSpec, body: Any, box_format: str) -> str:
         # a tenth of a pixel, or of a thousandth; four places of a unit box's fraction
         places = 4 if box_format == "unit" else 1
         out = [round(v, places) for v in box.to_convention(box_format, w, h)]
-        a, b, c, d = out if box_format != "gemini" else (out[1], out[0], out[3], out[2])
-        if c <= a or d <= b:  # a sliver left by clipping, empty once written
-            raise AnswerError("the box is empty: drag on the image to draw it")
+        try:  # read back as the strategy will: a sliver left by clipping is empty once written
+            Box.from_convention(out, box_format, w, h)
+        except (BoxError, ValueError):
+            raise AnswerError("the box is empty: drag on the image to draw it") from None
         return json.dumps({"box": out})
     if spec.kind == "choice":
         choice = body.get("choice")
