@@ -149,7 +149,7 @@ def fit_gee(y, condition, scene, *, ddof_scale: int | None = None, small_sample:
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
             try:
-                b0, b1, _, alpha = _gee_counts(yv, x, g, G, with_alpha=True,
+                b0, b1, _, alpha = _gee_counts(yv, x, g, G,
                                                ddof=2 if ddof_scale is None else ddof_scale)
                 if all(math.isfinite(v) for v in (b0, b1, alpha)):
                     start = np.array([b0, b1])
@@ -211,7 +211,7 @@ def compare(y: Sequence[int] | np.ndarray, condition: Sequence[int] | np.ndarray
     if G < 3:
         raise ValueError(f"GEE's t interval on G-2 df needs at least 3 scenes, got {G}")
     if fast:
-        b0, b1, V = _gee_counts(yv, x, g, G)
+        b0, b1, V, _ = _gee_counts(yv, x, g, G)
     else:
         res = fit_gee(yv, x, g)
         b0, b1 = (float(v) for v in res.params)
@@ -237,14 +237,14 @@ def _delta_method(b0: float, b1: float, V: np.ndarray, n: int, G: int) -> Compar
 
 
 def _gee_counts(y: np.ndarray, x: np.ndarray, g: np.ndarray, G: int, tol: float = 1e-10,
-                maxiter: int = 100, with_alpha: bool = False, ddof: int = 2):
+                maxiter: int = 100, ddof: int = 2
+                ) -> tuple[float, float, np.ndarray, float]:
     """:func:`fit_gee`'s fit from each scene's replies (n0, n1) and events (e0, e1) under x = 0
     and x = 1: logit link, exchangeable working correlation by statsmodels' moment estimator
     (``ddof_scale`` = ``ddof``, statsmodels' default 2), robust sandwich times G/(G-1). An
     iteration costs a few vector operations instead of a Python loop over clusters, and
     reaches the same fixed point (the score equations at the moment estimate of the
-    correlation). Returns (b0, b1, cov), and
-    the correlation alpha after them when ``with_alpha``."""
+    correlation). Returns (b0, b1, cov, alpha)."""
     n0 = np.bincount(g, weights=(x == 0), minlength=G)
     n1 = np.bincount(g, weights=(x == 1), minlength=G)
     e0 = np.bincount(g, weights=y * (x == 0), minlength=G)
@@ -288,8 +288,7 @@ def _gee_counts(y: np.ndarray, x: np.ndarray, g: np.ndarray, G: int, tol: float 
         alpha_prev = alpha
     alpha, score, B = at(b0, b1)
     Bi = np.linalg.inv(B)
-    cov = Bi @ (score.T @ score) @ Bi * (G / (G - 1))
-    return (b0, b1, cov, alpha) if with_alpha else (b0, b1, cov)
+    return b0, b1, Bi @ (score.T @ score) @ Bi * (G / (G - 1)), alpha
 
 
 @lru_cache(maxsize=64)
