@@ -30,17 +30,34 @@ CONCURRENCY = 32
 UNSEEN = str(Path(sys.executable).with_name("unseen"))
 
 
-def cpu_of(argv: list[str], env: dict[str, str], cwd: str) -> float:
-    """User + system CPU seconds of the process ``argv`` (and nothing else)."""
+def usage_of(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None
+             ) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of the process ``argv`` (and nothing else). A run
+    that fails stops the benchmark: one that fails at once would time as fast as a bare
+    interpreter (a stale install of unseen measured 1.0x)."""
+    t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace")
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")  # to its end: it cannot fill the pipe
     proc.stderr.close()
-    if proc.returncode != 0:
-        raise SystemExit(f"{argv[1:3]} failed ({proc.returncode}): {err[-2000:]}")
-    return usage.ru_utime + usage.ru_stime
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if (code := os.waitstatus_to_exitcode(status)) != 0:
+        raise SystemExit(f"{' '.join(argv[1:3])} failed ({code}): {err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def cpu_of(argv: list[str], env: dict[str, str], cwd: str) -> float:
+    """User + system CPU seconds of the process ``argv`` (and nothing else)."""
+    return usage_of(argv, env, cwd)[1]
+
+
+def bare_argv(url: str, data: Path, n: int) -> list[str]:
+    """The bare openai-SDK client (``bare_client.py``) making ``n`` calls to the server at
+    ``url`` at :data:`CONCURRENCY`."""
+    return [sys.executable, str(ROOT / "benchmarks" / "bare_client.py"), url + "/v1",
+            str(data), str(n), str(CONCURRENCY)]
 
 
 #: what no run of unseen can avoid importing: its graph library and the provider's SDK
@@ -50,13 +67,8 @@ FLOOR_IMPORTS = "import langgraph.graph, openai"
 def import_floor(rounds: int = 3, stmt: str = FLOOR_IMPORTS) -> tuple[float, float]:
     """Median (wall, CPU) seconds of a fresh interpreter that runs ``stmt`` and exits: the
     start-up that unseen's dependencies alone cost on this machine, now."""
-    walls, cpus = [], []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", stmt])
-        _, _, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - t0)
-        cpus.append(usage.ru_utime + usage.ru_stime)
+    walls, cpus = zip(*(usage_of([sys.executable, "-c", stmt]) for _ in range(rounds)),
+                      strict=True)
     return statistics.median(walls), statistics.median(cpus)
 
 
@@ -92,8 +104,7 @@ def compare(calls: int, rounds: int, before: str | None = None) -> dict[str, lis
             n = samples * n_inst
             env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-real-key",
                    "COLUMNS": "100"}
-            bare = [sys.executable, str(ROOT / "benchmarks" / "bare_client.py"), url + "/v1",
-                    str(data), str(n), str(CONCURRENCY)]
+            bare = bare_argv(url, data, n)
             for r in range(rounds):
                 def run(name: str, r: int = r) -> list[str]:
                     return [UNSEEN, "run", "--data", str(data),

@@ -25,9 +25,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from before import env_with, tree
+from cpu_per_call import usage_of
 
 COMMANDS = {
     "unseen --help": ["--help"],
@@ -43,29 +43,11 @@ API_TARGET = 8.0  # x a bare interpreter, for `import unseen.api`
 HEAVY = ("langgraph", "langchain_core", "langsmith", "openai", "google.genai", "matplotlib",
          "textual", "statsmodels", "numpy", "PIL", "pydantic", "typer", "rich")
 CLI = "from unseen.cli import main; import sys; sys.argv[0] = 'unseen'; main()"
-#: a floor beside the commands: typer's rich help of a one-command app, nothing of unseen
+#: a floor beside the commands: typer's rich help of a two-command app, nothing of unseen
 TYPER_HELP = ("import typer\napp = typer.Typer(add_completion=False)\n"
               "@app.command()\ndef run(n: int = 1):\n    'Run.'\n"
               "@app.command()\ndef show(x: str = ''):\n    'Show.'\napp()")
 SWITCH = "UNSEEN_CLI_CACHE"  # 0: no replay (unseen/cli_replay.py)
-
-
-def run_once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one run of ``argv``; a run that fails stops
-    the benchmark (a command that fails at once would time as fast as a bare interpreter:
-    an unseen that is not importable here measured 1.0x)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env, cwd=cwd)
-    assert proc.stderr is not None
-    err = proc.stderr.read().decode(errors="replace")  # to its end: it cannot fill the pipe
-    proc.stderr.close()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv[-2:])} failed "
-                         f"({os.waitstatus_to_exitcode(status)}): {err[-1000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def timed(runs: dict[str, tuple[list[str], dict[str, str]]], repeats: int, cwd: str
@@ -74,11 +56,11 @@ def timed(runs: dict[str, tuple[list[str], dict[str, str]]], repeats: int, cwd: 
     drift reaches them alike), after one warm-up run of each (which records the warm
     runs' output)."""
     for argv, env in runs.values():
-        run_once(argv, env, cwd)
+        usage_of(argv, env, cwd)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
     for _ in range(repeats):
         for name, (argv, env) in runs.items():
-            times[name].append(run_once(argv, env, cwd))
+            times[name].append(usage_of(argv, env, cwd))
     return times
 
 
@@ -136,7 +118,7 @@ def main() -> None:
         target = API_TARGET if name.endswith("import unseen.api") else TARGET
         wall, cpu = med(w for w, _ in t), med(c for _, c in t)
         print(f"{name:34} {wall:6.3f}s {wall / bare_wall:5.1f}x {cpu:6.3f}s "
-              f"{cpu / bare_cpu:5.1f}x  {target:g}x")
+              f"{cpu / bare_cpu:5.1f}x  {'-' if name.endswith('(floor)') else f'{target:g}x'}")
     for name, argv in COMMANDS.items():
         found = imports(argv, cwd, cold)
         heavy = [h.strip("[]") for h in found if h.startswith("[") and found[h]]

@@ -32,13 +32,12 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from before import env_with, tree
-from cpu_per_call import UNSEEN, compare, import_floor, report, start_server
+from cpu_per_call import UNSEEN, bare_argv, compare, import_floor, report, start_server, usage_of
 
 from unseen.evals.scenefunri.data.sample import write_test_set
 
@@ -154,11 +153,7 @@ def timed_run(total: int, processes: int, data: Path, url: str, out: Path,
 def bare_run(n: int, data: Path, url: str) -> float:
     """Seconds from start to exit of a bare openai-SDK client (``bare_client.py``) making
     ``n`` calls at the same concurrency to the same server: what the SDK alone reaches."""
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, str(Path(__file__).with_name("bare_client.py")),
-                    url + "/v1", str(data), str(n), str(CONCURRENCY)], check=True,
-                   stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    return usage_of(bare_argv(url, data, n))[0]
 
 
 def print_floor(small: int, floor_s: float) -> None:
